@@ -1,0 +1,1 @@
+"""Lesson 20: mixed precision and gradient accumulation. Student helpers, checks and (for instructors) the autograder."""

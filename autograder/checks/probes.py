@@ -1,0 +1,405 @@
+"""Drivers that call a student's code on plain inputs and report what happened as plain data.
+
+A probe runs wherever the student's code lives: in the student's kernel for a self-check,
+or in the grading sandbox. It never decides pass or fail (the checks do, in their own
+process), and what it returns is only tensors, numbers, strings, lists and dicts, so that
+`torch.load(..., weights_only=True)` can carry it out of the sandbox.
+
+This file imports nothing but torch: the sandbox copies it alone.
+"""
+import traceback
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+PROBES = {}
+
+LOSSES = {
+    "cross_entropy": F.cross_entropy,
+    "mse": F.mse_loss,
+    # gradients of this one are ~2^-30, far below fp16's smallest subnormal
+    "tiny_cross_entropy": lambda output, target: F.cross_entropy(output, target) * 2.0 ** -24,
+}
+
+DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
+          "float64": torch.float64}
+
+
+class StudentRaised(Exception):
+    """The student's code raised; `info` describes where and what, as plain data."""
+
+    def __init__(self, call: str, info: dict):
+        super().__init__(call)
+        self.call, self.info = call, info
+
+
+class Missing(Exception):
+    """A name the probe needs is not defined (or is not callable) in the student's namespace."""
+
+
+def probe(fn):
+    PROBES[fn.__name__] = fn
+    return fn
+
+
+def run(namespace: dict, name: str, spec: dict) -> dict:
+    """Run probe `name` against `namespace`; always returns plain data, never raises."""
+    try:
+        return {"status": "ok", **PROBES[name](namespace, **spec)}
+    except Missing as exc:
+        return {"status": "missing", "name": str(exc)}
+    except StudentRaised as exc:
+        return {"status": "raised", "call": exc.call, **exc.info}
+
+
+def lookup(namespace: dict, name: str):
+    if name not in namespace:
+        raise Missing(name)
+    return namespace[name]
+
+
+def _safe_text(obj, limit=400) -> str:
+    try:
+        text = str(obj)
+    except BaseException:
+        text = "<unprintable>"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def describe_exception(exc: BaseException) -> dict:
+    """Type, message and the innermost line of the student's code that raised."""
+    where = ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        name = frame.filename.replace("\\", "/")
+        if "/torch/" in name or name.endswith("probes.py"):
+            continue
+        where = f"line {frame.lineno} in {frame.name}(): {(frame.line or '').strip()}"
+        break
+    return {"type": type(exc).__name__, "message": _safe_text(exc), "where": _safe_text(where, 300)}
+
+
+def call(what: str, fn, *args, **kwargs):
+    """Call the student's `fn`; any exception becomes StudentRaised with a plain description."""
+    try:
+        return fn(*args, **kwargs)
+    except BaseException as exc:  # SystemExit and friends from student code are theirs too
+        raise StudentRaised(what, describe_exception(exc)) from None
+
+
+def plain_tensor(t: torch.Tensor) -> torch.Tensor:
+    """A detached, contiguous, plain (non-subclass) CPU copy of `t`."""
+    return t.detach().as_subclass(torch.Tensor).to("cpu", copy=True).contiguous()
+
+
+def describe(value) -> dict:
+    """A returned value as plain data: its exact type name and, where that is safe, the value."""
+    kind = type(value)
+    if kind in (bool, int, float, str) or value is None:
+        return {"type": kind.__name__, "value": value}
+    if isinstance(value, torch.Tensor):
+        return {"type": "Tensor", "value": plain_tensor(value), "dtype": str(value.dtype).replace("torch.", "")}
+    if kind in (tuple, list):
+        return {"type": kind.__name__, "items": [describe(v) for v in list(value)[:8]], "length": len(value)}
+    return {"type": _safe_text(kind.__name__, 80), "value": None}
+
+
+# ---- models the probes and the checks build the same way from a spec ----
+
+class Embedder(nn.Module):
+    """Token ids (B, T) -> mean of their embeddings (B, dim) -> logits (B, classes)."""
+
+    def __init__(self, vocab, dim, classes):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, idx):
+        return self.head(self.embed(idx).mean(dim=1))
+
+
+def build_model(spec: dict) -> nn.Module:
+    """A small model from a plain spec: {"arch", "seed", "dtype", ...}, identical in every process."""
+    torch.manual_seed(spec["seed"])
+    if spec["arch"] == "mlp":
+        sizes = spec["sizes"]
+        layers = []
+        for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+            layers.append(nn.Linear(fan_in, fan_out, bias=spec.get("bias", True)))
+            if i < len(sizes) - 2:
+                layers.append(nn.Tanh() if spec.get("act") == "tanh" else nn.ReLU())
+        model = nn.Sequential(*layers)
+    elif spec["arch"] == "embed":
+        model = Embedder(spec["vocab"], spec["dim"], spec["classes"])
+    else:
+        raise ValueError(f"unknown arch {spec['arch']!r}")
+    if "frozen" in spec:  # a parameter with requires_grad=False never gets a .grad
+        dict(model.named_parameters())[spec["frozen"]].requires_grad_(False)
+    return model.to(DTYPES[spec.get("dtype", "float32")])
+
+
+def record_batches(model: nn.Module) -> list:
+    """Sizes of the batches the model's forward is called with, in order."""
+    sizes = []
+    model.register_forward_pre_hook(lambda module, args: sizes.append(int(args[0].shape[0])))
+    return sizes
+
+
+def grads_of(params) -> list:
+    return [None if p.grad is None else plain_tensor(p.grad) for p in params]
+
+
+def values_of(params) -> list:
+    return [plain_tensor(p) for p in params]
+
+
+def shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    return sa.data_ptr() < sb.data_ptr() + sb.nbytes() and sb.data_ptr() < sa.data_ptr() + sa.nbytes()
+
+
+def make_leaves(values, grads, dtype=None) -> list:
+    """Leaf tensors with these values and .grad set (None where grads has None)."""
+    leaves = []
+    for value, grad in zip(values, grads):
+        leaf = value.clone().to(dtype or value.dtype).requires_grad_(True)
+        leaf.grad = None if grad is None else grad.clone().to(leaf.dtype)
+        leaves.append(leaf)
+    return leaves
+
+
+def state_of(optimizer) -> list:
+    """The optimizer's per-parameter state as plain tensors, in parameter order."""
+    out = []
+    for p in optimizer.param_groups[0]["params"]:
+        st = optimizer.state.get(p, {})
+        out.append({k: plain_tensor(v) if isinstance(v, torch.Tensor) else torch.tensor(float(v))
+                    for k, v in st.items()})
+    return out
+
+
+# ---- Exercise 1 ----
+
+@probe
+def underflow_fraction(ns, values, dtype=None):
+    fn = lookup(ns, "underflow_fraction")
+    original = values.clone()
+    args = (values,) if dtype is None else (values, DTYPES[dtype])
+    result = call(f"underflow_fraction({_shape(values)}{'' if dtype is None else ', torch.' + dtype})", fn, *args)
+    unchanged = bool(torch.equal(values.isnan(), original.isnan())
+                     and torch.equal(values.nan_to_num(), original.nan_to_num()))
+    return {"result": describe(result), "input_unchanged": unchanged}
+
+
+def _shape(t: torch.Tensor) -> str:
+    return f"<{str(t.dtype).replace('torch.', '')} tensor of shape {tuple(t.shape)}>"
+
+
+# ---- Exercises 2 and 3 ----
+
+@probe
+def loss_scaler(ns, cls="StaticLossScaler", init=None, loss_weights=None, values=(), grads=(),
+                dtype="float32", as_generator=False):
+    """Construct the scaler, scale a loss and backprop it, then unscale_ a set of gradients."""
+    Scaler = lookup(ns, cls)
+    init = init or {}
+    scaler = call(f"{cls}({_kwargs(init)})", Scaler, **init)
+    out = {"scale": describe(getattr(scaler, "scale", None))}
+    if loss_weights is not None:
+        w = loss_weights.clone().requires_grad_(True)
+        loss = (w * w).sum() / 2  # d loss / d w = w, so after backward w.grad = scale * w
+        scaled = call("scaler.scale_loss(loss)", scaler.scale_loss, loss)
+        out["scaled_loss"] = describe(scaled)
+        if isinstance(scaled, torch.Tensor) and scaled.requires_grad:
+            scaled.backward()
+            out["weight_grad"] = plain_tensor(w.grad)
+    if values:
+        params = make_leaves(values, grads, DTYPES[dtype])
+        before = [p.grad for p in params]
+        arg = (p for p in params) if as_generator else params
+        found = call(f"scaler.unscale_({'a generator of' if as_generator else 'a list of'} {len(params)} params)",
+                     scaler.unscale_, arg)
+        out["found_inf"] = describe(found)
+        out["grads"] = grads_of(params)
+        out["same_grad_objects"] = [p.grad is g for p, g in zip(params, before)]
+        out["scale_after"] = describe(getattr(scaler, "scale", None))
+    return out
+
+
+@probe
+def scaler_updates(ns, init=None, found_infs=()):
+    """Construct a DynamicLossScaler and feed it a sequence of found_inf flags; report the scales."""
+    Scaler = lookup(ns, "DynamicLossScaler")
+    init = init or {}
+    scaler = call(f"DynamicLossScaler({_kwargs(init)})", Scaler, **init)
+    scales = [describe(getattr(scaler, "scale", None))]
+    for step, found in enumerate(found_infs):
+        call(f"scaler.update({found}) at update {step + 1}", scaler.update, bool(found))
+        scales.append(describe(getattr(scaler, "scale", None)))
+    return {"scales": scales}
+
+
+def _kwargs(kwargs: dict) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+
+
+# ---- Exercise 4 ----
+
+@probe
+def make_master_params(ns, model):
+    fn = lookup(ns, "make_master_params")
+    net = build_model(model)
+    params = list(net.parameters())
+    masters = call("make_master_params(model)", fn, net)
+    out = {"type": type(masters).__name__}
+    try:
+        masters = list(masters)
+    except Exception:
+        return {**out, "length": -1}
+    out["length"] = len(masters)
+    out["masters"] = []
+    for p, m in zip(params, masters):
+        if not isinstance(m, torch.Tensor):
+            out["masters"].append({"type": type(m).__name__})
+            continue
+        out["masters"].append({
+            "type": "Tensor", "dtype": str(m.dtype).replace("torch.", ""), "device": str(m.device),
+            "shape": list(m.shape), "is_leaf": bool(m.is_leaf), "requires_grad": bool(m.requires_grad),
+            "shares_memory": shares_memory(m, p), "value": plain_tensor(m),
+        })
+    # a master that aliases the model would move when the model does
+    with torch.no_grad():
+        for p in params:
+            p.add_(1)
+    out["after_model_changed"] = [plain_tensor(m) if isinstance(m, torch.Tensor) else None for m in masters]
+    out["model_dtypes"] = [str(p.dtype).replace("torch.", "") for p in params]
+    return out
+
+
+@probe
+def model_grads_to_master_grads(ns, model, grads, masters, master_grads, as_generator=False):
+    fn = lookup(ns, "model_grads_to_master_grads")
+    net = build_model(model)
+    params = list(net.parameters())
+    for p, g in zip(params, grads):
+        p.grad = None if g is None else g.clone().to(p.dtype)
+    master_leaves = make_leaves(masters, master_grads)
+    arg = net.parameters() if as_generator else params
+    call("model_grads_to_master_grads(model_params, master_params)", fn, arg, master_leaves)
+    out = {"master_grads": grads_of(master_leaves),
+           "master_grad_dtypes": [None if m.grad is None else str(m.grad.dtype).replace("torch.", "")
+                                  for m in master_leaves]}
+    with torch.no_grad():  # a master grad that aliases the model grad would move with it
+        for p in params:
+            if p.grad is not None:
+                p.grad.add_(1)
+    out["master_grads_after_model_changed"] = grads_of(master_leaves)
+    return out
+
+
+@probe
+def master_params_to_model_params(ns, model, masters, as_generator=False):
+    fn = lookup(ns, "master_params_to_model_params")
+    net = build_model(model)
+    params = list(net.parameters())
+    dtypes = [p.dtype for p in params]
+    master_leaves = make_leaves(masters, [None] * len(masters))
+    arg = net.parameters() if as_generator else params
+    call("master_params_to_model_params(model_params, master_params)", fn, arg, master_leaves)
+    after = list(net.parameters())
+    return {
+        "values": values_of(after),
+        "same_objects": [a is b for a, b in zip(after, params)] + [len(after) == len(params)],
+        "dtypes_kept": [a.dtype == d for a, d in zip(after, dtypes)],
+        "leaves": [bool(a.is_leaf and a.grad_fn is None and a.requires_grad) for a in after],
+        "masters_unchanged": [bool(torch.equal(m.detach(), v)) for m, v in zip(master_leaves, masters)],
+    }
+
+
+# ---- Exercise 5 ----
+
+@probe
+def accumulate_gradients(ns, model, inputs, targets, loss, micro_batch_size, stale_grads=False):
+    fn = lookup(ns, "accumulate_gradients")
+    net = build_model(model)
+    batches = record_batches(net)
+    if stale_grads:
+        for p in net.parameters():
+            if p.requires_grad:
+                p.grad = torch.full_like(p, 3.0)
+    result = call(f"accumulate_gradients(model, {loss}, batch of {len(inputs)}, "
+                  f"micro_batch_size={micro_batch_size})",
+                  fn, net, LOSSES[loss], inputs, targets, micro_batch_size)
+    return {"returned": describe(result), "grads": grads_of(net.parameters()), "batches": batches,
+            "names": [name for name, _ in net.named_parameters()]}
+
+
+# ---- Exercise 6 ----
+
+def make_optimizer(params, spec: dict):
+    if spec["name"] == "sgd":
+        return torch.optim.SGD(params, lr=spec["lr"], momentum=spec.get("momentum", 0.0))
+    if spec["name"] == "adam":
+        return torch.optim.Adam(params, lr=spec["lr"])
+    raise ValueError(f"unknown optimizer {spec['name']!r}")
+
+
+def counting(scaler_class):
+    """A subclass of the student's scaler that records every update() call."""
+
+    class Counting(scaler_class):
+        def update(self, found_inf):
+            self.update_calls = getattr(self, "update_calls", []) + [describe(found_inf)]
+            return super().update(found_inf)
+
+    Counting.__name__ = scaler_class.__name__
+    return Counting
+
+
+@probe
+def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_size, optimizer,
+                               scaler=None, max_grad_norm=None, stale_grads=False):
+    """Run the student's step once per (inputs, targets) in `batches`; report everything it touched."""
+    fn = lookup(ns, "mixed_precision_train_step")
+    Scaler = counting(lookup(ns, "DynamicLossScaler"))
+    net = build_model(model)
+    params = list(net.parameters())
+    seen = record_batches(net)
+    master_leaves = make_leaves(masters, [None] * len(masters))
+    opt = make_optimizer(master_leaves, optimizer)
+    scaler_obj = call(f"DynamicLossScaler({_kwargs(scaler or {})})", Scaler, **(scaler or {}))
+    steps = []
+    for i, (inputs, targets) in enumerate(batches):
+        if stale_grads:
+            for p in params:
+                p.grad = torch.full_like(p, 7.0)
+            for m in master_leaves:
+                m.grad = torch.full_like(m, -5.0)
+        scaler_obj.update_calls = []
+        what = (f"mixed_precision_train_step(model, master_params, {optimizer['name']}, scaler, {loss}, "
+                f"batch of {len(inputs)}, micro_batch_size={micro_batch_size}, max_grad_norm={max_grad_norm})"
+                + (f" [call {i + 1}]" if len(batches) > 1 else ""))
+        result = call(what, fn, net, master_leaves, opt, scaler_obj, LOSSES[loss], inputs, targets,
+                      micro_batch_size, max_grad_norm)
+        steps.append({
+            "returned": describe(result),
+            "masters": values_of(master_leaves),
+            "model": values_of(net.parameters()),
+            "state": state_of(opt),
+            "scale": describe(getattr(scaler_obj, "scale", None)),
+            "update_calls": list(scaler_obj.update_calls),
+        })
+    after = list(net.parameters())
+    return {
+        "steps": steps,
+        "batches_seen": seen,
+        "model_dtypes": [str(p.dtype).replace("torch.", "") for p in after],
+        "same_objects": [a is b for a, b in zip(after, params)] + [len(after) == len(params)],
+    }
+
+
+# ---- Practice question 5 ----
+
+@probe
+def q5_answer(ns):
+    return {"answer": describe(lookup(ns, "Q5_ANSWER"))}

@@ -1,0 +1,69 @@
+"""Visible checks for Exercise 4: make_master_params, model_grads_to_master_grads,
+master_params_to_model_params."""
+import torch
+
+from autograder.checks.expect import fp32_masters, max_abs_diff, model_values
+
+FP16_MODEL = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 1, "dtype": "float16"}
+
+
+def test_one_fp32_leaf_per_parameter(student):
+    """make_master_params returns one fp32 leaf per parameter, in order, with requires_grad=True"""
+    out = student.run("make_master_params", model=FP16_MODEL)
+    want = model_values(FP16_MODEL)
+    assert out["length"] == len(want), (
+        f"make_master_params(model) returned {out['length']} tensors for a model with {len(want)} parameters "
+        "(weights and biases of 2 Linear layers). Hint: one copy per tensor in model.parameters(), as a list.")
+    for i, (m, w) in enumerate(zip(out["masters"], want)):
+        assert m.get("type") == "Tensor", f"make_master_params(model)[{i}] is a {m.get('type')}, not a tensor."
+        assert m["dtype"] == "float32", (
+            f"master {i} has dtype {m['dtype']}; masters must be float32. Hint: .float() or .to(torch.float32).")
+        assert m["shape"] == list(w.shape), f"master {i} has shape {m['shape']}, the parameter has {list(w.shape)}."
+        assert max_abs_diff(m["value"], w.float()) == 0, f"master {i} does not hold the parameter's values."
+        assert m["is_leaf"] and m["requires_grad"], (
+            f"master {i}: is_leaf={m['is_leaf']}, requires_grad={m['requires_grad']}; both must be True so the "
+            "optimizer can own it. Hint: detach() the copy, then .requires_grad_(True).")
+
+
+def test_masters_share_no_memory(student):
+    """Changing the fp16 model afterwards does not change the masters"""
+    out = student.run("make_master_params", model=FP16_MODEL)
+    want = [w.float() for w in model_values(FP16_MODEL)]
+    for i, (after, w) in enumerate(zip(out["after_model_changed"], want)):
+        assert after is not None and max_abs_diff(after, w) == 0, (
+            f"After adding 1 to the model's parameters, master {i} changed too: it shares memory with the model. "
+            "Hint: make a real copy (clone) rather than a view.")
+
+
+def test_grads_are_copied_as_fp32(student):
+    """model_grads_to_master_grads gives each master an fp32 copy of the model's grad (None stays None)"""
+    masters = fp32_masters(FP16_MODEL)
+    grads = [torch.randn(m.shape, generator=torch.Generator().manual_seed(i)).half() for i, m in enumerate(masters)]
+    grads[1] = None
+    out = student.run("model_grads_to_master_grads", model=FP16_MODEL, grads=grads, masters=masters,
+                      master_grads=[None] * len(masters))
+    for i, (got, g) in enumerate(zip(out["master_grads"], grads)):
+        if g is None:
+            assert got is None, f"parameter {i} has no .grad, so master {i}'s .grad should be None, but it is a tensor."
+            continue
+        assert got is not None, f"master {i} has no .grad after model_grads_to_master_grads."
+        assert out["master_grad_dtypes"][i] == "float32", (
+            f"master {i}'s .grad has dtype {out['master_grad_dtypes'][i]}; it must be float32 like the master.")
+        assert max_abs_diff(got, g.float()) == 0, f"master {i}'s .grad does not equal the model's gradient."
+
+
+def test_copy_back_keeps_dtype_and_parameters(student):
+    """master_params_to_model_params writes the masters into the same fp16 parameter objects"""
+    masters = [m + 0.25 for m in fp32_masters(FP16_MODEL)]
+    out = student.run("master_params_to_model_params", model=FP16_MODEL, masters=masters)
+    assert all(out["same_objects"]), (
+        "After master_params_to_model_params, model.parameters() are not the same objects as before. "
+        "An optimizer or a hook holding the old ones would be cut off. Hint: copy into each parameter in place.")
+    assert all(out["dtypes_kept"]), (
+        "master_params_to_model_params changed the model's dtype; the working copy must stay float16. "
+        "Hint: p.copy_(m) casts m to p's dtype.")
+    for i, (got, m) in enumerate(zip(out["values"], masters)):
+        assert max_abs_diff(got, m.half()) == 0, f"parameter {i} does not hold master {i} rounded to float16."
+    assert all(out["leaves"]), (
+        "After the copy a model parameter is no longer a leaf (or lost requires_grad): the copy was tracked "
+        "by autograd. Hint: do it under `with torch.no_grad():`.")

@@ -1,0 +1,94 @@
+"""Visible checks for Exercise 6: mixed_precision_train_step, against a float64 SGD step."""
+import math
+
+import torch
+
+from autograder.checks.expect import classification_batch, fp32_masters, full_batch_grads, max_abs_diff, shown
+
+MODEL = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}
+SGD = {"name": "sgd", "lr": 0.5}
+
+
+def one_step(student, batch=12, micro=4, scaler=None):
+    inputs, targets = classification_batch(batch, 6, 4, seed=batch)
+    out = student.run("mixed_precision_train_step", model=MODEL, masters=fp32_masters(MODEL),
+                      batches=[(inputs, targets)], loss="cross_entropy", micro_batch_size=micro,
+                      optimizer=SGD, scaler=scaler)
+    return out, out["steps"][0], inputs, targets
+
+
+def returned_pair(step):
+    r = step["returned"]
+    if r["type"] != "tuple" or r["length"] != 2:
+        return None, None
+    loss, stepped = r["items"]
+    return loss, stepped
+
+
+def sgd_error(step, inputs, targets):
+    """How far the masters' update is from -lr * (float64 full-batch gradient), relative to its size."""
+    grads, loss = full_batch_grads(MODEL, "cross_entropy", inputs, targets)
+    start = fp32_masters(MODEL)
+    worst = 0.0
+    for m, s, g in zip(step["masters"], start, grads):
+        want = -SGD["lr"] * g
+        worst = max(worst, max_abs_diff(m.double() - s.double(), want) / (float(want.abs().max()) + 1e-12))
+    return worst, loss
+
+
+def test_one_clean_step(student):
+    """A clean step updates the fp32 masters by -lr * gradient and returns (loss, True)"""
+    out, step, inputs, targets = one_step(student)
+    loss, stepped = returned_pair(step)
+    assert loss is not None, (
+        f"mixed_precision_train_step returned {shown(step['returned'])}; it should return a tuple "
+        "(whole-batch mean loss as a float, whether the optimizer stepped).")
+    err, want_loss = sgd_error(step, inputs, targets)
+    assert stepped.get("value") is True, (
+        f"On a step with no overflow (scale 2^16, small gradients) the step should return stepped=True, "
+        f"got {shown(stepped)}.")
+    assert err < 0.05, (
+        f"After one SGD step (lr=0.5, batch of 12, micro_batch_size=4), the masters moved by an update that is "
+        f"{err:.0%} off -lr * gradient. Hint: unscale the master grads (divide by the scale) before "
+        "optimizer.step(), and weight each micro-batch's loss by its share of the batch.")
+    assert loss["type"] == "float" and math.isclose(loss["value"], want_loss, rel_tol=1e-2), (
+        f"The returned loss is {shown(loss)}; the whole-batch mean loss is about {want_loss:.4f}. "
+        "Return the unscaled loss as a Python float.")
+    for i, (p, m) in enumerate(zip(step["model"], step["masters"])):
+        assert max_abs_diff(p, m.half()) == 0, (
+            f"After the step, model parameter {i} is not its master rounded to fp16: copy the masters back "
+            "into the model after optimizer.step().")
+    assert out["model_dtypes"] == ["float16"] * len(out["model_dtypes"]), (
+        f"The model's parameters changed dtype to {out['model_dtypes']}; the working copy stays float16.")
+    assert [c.get("value") for c in step["update_calls"]] == [False], (
+        f"scaler.update was called with {[shown(c) for c in step['update_calls']]}; it must be called exactly "
+        "once per step, with found_inf (False here).")
+
+
+def test_overflow_skips_the_step(student):
+    """On overflow the step is skipped: masters and model unchanged, scale backed off, returns stepped=False"""
+    out, step, *_ = one_step(student, scaler={"init_scale": 2.0 ** 40})
+    loss, stepped = returned_pair(step)
+    assert stepped is not None and stepped.get("value") is False, (
+        "With init_scale=2^40 the scaled fp16 gradients overflow to inf, so the step must be skipped and "
+        f"return stepped=False, but it returned {shown(step['returned'])}. Hint: use unscale_'s found_inf.")
+    start = fp32_masters(MODEL)
+    moved = max(max_abs_diff(m, s) for m, s in zip(step["masters"], start))
+    assert moved == 0, (
+        f"On an overflow step the masters changed by up to {moved:.3g}; skip optimizer.step() when found_inf.")
+    model_moved = max(max_abs_diff(p, s.half()) for p, s in zip(step["model"], start))
+    assert model_moved == 0, "On an overflow step the model's weights changed; leave them alone."
+    assert math.isclose(float(step["scale"].get("value") or 0), 2.0 ** 39), (
+        f"After an overflow the scale should back off from 2^40 to 2^39, but it is {shown(step['scale'])}. "
+        "Hint: call scaler.update(found_inf) once at the end of every step, skipped or not.")
+
+
+def test_micro_batches_are_respected(student):
+    """With an uneven last micro-batch the step still follows the full-batch gradient, 4 examples at a time"""
+    out, step, inputs, targets = one_step(student, batch=10, micro=4)
+    assert out["batches_seen"] and max(out["batches_seen"]) <= 4, (
+        f"With micro_batch_size=4 the model was called on batches of {out['batches_seen']}.")
+    err, _ = sgd_error(step, inputs, targets)
+    assert err < 0.05, (
+        f"With a batch of 10 split 4 + 4 + 2, the update is {err:.0%} off the full-batch SGD step. "
+        "Hint: weight each micro-batch's loss by its size / 10, not by 1 / number of micro-batches.")

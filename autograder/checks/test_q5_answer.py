@@ -1,0 +1,10 @@
+"""Visible check for practice question 5: the answer's form only (the grader checks the letter)."""
+from autograder.checks.expect import shown
+
+
+def test_answer_is_a_letter(student):
+    """Q5_ANSWER is one of "a", "b", "c" or "d\""""
+    out = student.run("q5_answer")
+    answer = out["answer"]
+    ok = answer["type"] == "str" and answer["value"].strip().strip("().").lower() in ("a", "b", "c", "d")
+    assert ok, (f'Q5_ANSWER is {shown(answer)}; set it to one letter, for example Q5_ANSWER = "a".')

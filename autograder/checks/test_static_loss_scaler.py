@@ -1,0 +1,75 @@
+"""Visible checks for Exercise 2: StaticLossScaler."""
+import math
+
+import torch
+
+from autograder.checks.expect import max_abs_diff, number, shown
+
+
+def grads_with(values):
+    """Parameters (all ones) with these gradients."""
+    grads = [None if v is None else torch.tensor(v, dtype=torch.float32) for v in values]
+    params = [torch.ones(2) if g is None else torch.ones_like(g) for g in grads]
+    return params, grads
+
+
+def test_default_scale(student):
+    """StaticLossScaler() has scale 1024.0"""
+    out = student.run("loss_scaler", cls="StaticLossScaler")
+    assert out["scale"]["type"] == "float" and out["scale"]["value"] == 1024.0, (
+        f"StaticLossScaler().scale should be the float 1024.0, but it is {shown(out['scale'])}. "
+        "Hint: store the constructor's `scale` argument as `self.scale = float(scale)`.")
+
+
+def test_scale_loss_multiplies_and_keeps_the_graph(student):
+    """scale_loss(loss) returns loss * scale, and backward through it gives scaled gradients"""
+    w = torch.tensor([0.5, -2.0, 3.0])
+    out = student.run("loss_scaler", cls="StaticLossScaler", init={"scale": 8.0}, loss_weights=w)
+    expected_loss = float((w * w).sum() / 2 * 8)
+    got = number(out["scaled_loss"])
+    assert got is not None and math.isclose(got, expected_loss, rel_tol=1e-6), (
+        f"With scale=8.0, scale_loss(loss) for a loss of {expected_loss / 8} should return {expected_loss}, "
+        f"but it returned {shown(out['scaled_loss'])}.")
+    assert "weight_grad" in out, (
+        "scale_loss(loss) returned something backward() cannot run through. "
+        "Hint: return `loss * self.scale`, a tensor still attached to the graph (no .item(), no .detach()).")
+    assert max_abs_diff(out["weight_grad"], w * 8) < 1e-6, (
+        "After scaled_loss.backward(), the gradients should be 8 times the true ones (scale=8.0), "
+        f"but they differ by {max_abs_diff(out['weight_grad'], w * 8):.3g}.")
+
+
+def test_unscale_divides_in_place(student):
+    """unscale_(params) divides every .grad by scale, in place"""
+    params, grads = grads_with([[1024.0, -2048.0], [512.0, 4.0, 0.0]])
+    out = student.run("loss_scaler", cls="StaticLossScaler", init={"scale": 1024.0}, values=params, grads=grads)
+    for i, (got, grad) in enumerate(zip(out["grads"], grads)):
+        d = max_abs_diff(got, grad / 1024.0)
+        assert d < 1e-9, (
+            f"After unscale_ with scale 1024, parameter {i}'s grad should be {(grad / 1024).tolist()}, "
+            f"but it is {got.tolist()}. Hint: divide each p.grad by self.scale.")
+    assert all(out["same_grad_objects"]), (
+        "unscale_ replaced .grad with a new tensor instead of dividing the existing one in place. "
+        "Hint: use p.grad.div_(self.scale) (the trailing underscore means in place).")
+
+
+def test_unscale_skips_missing_grads(student):
+    """unscale_ skips parameters whose .grad is None"""
+    params, grads = grads_with([[64.0, 32.0], None, [16.0]])
+    out = student.run("loss_scaler", cls="StaticLossScaler", init={"scale": 16.0}, values=params, grads=grads)
+    assert out["grads"][1] is None, "unscale_ gave a gradient to a parameter that had none; leave it as None."
+    assert max_abs_diff(out["grads"][2], torch.tensor([1.0])) < 1e-9, (
+        "unscale_ stopped at a parameter whose .grad is None instead of skipping it: the parameter after "
+        "it was not unscaled. Hint: `if p.grad is None: continue`.")
+
+
+def test_unscale_reports_overflow(student):
+    """unscale_ returns True for an inf gradient and False for finite ones, as a Python bool"""
+    params, grads = grads_with([[1.0, 2.0], [float("inf"), 3.0]])
+    out = student.run("loss_scaler", cls="StaticLossScaler", values=params, grads=grads)
+    assert out["found_inf"]["type"] == "bool" and out["found_inf"]["value"] is True, (
+        f"unscale_ on gradients containing inf should return True, but it returned {shown(out['found_inf'])}. "
+        "Hint: torch.isfinite(p.grad).all() is False when a gradient holds inf or NaN; return a bool.")
+    params, grads = grads_with([[1.0, 2.0], [5.0, 3.0]])
+    out = student.run("loss_scaler", cls="StaticLossScaler", values=params, grads=grads)
+    assert out["found_inf"]["type"] == "bool" and out["found_inf"]["value"] is False, (
+        f"unscale_ on finite gradients should return False, but it returned {shown(out['found_inf'])}.")

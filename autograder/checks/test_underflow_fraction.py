@@ -1,0 +1,57 @@
+"""Visible checks for Exercise 1: underflow_fraction."""
+import pytest
+import torch
+
+from autograder.checks.expect import number, shown
+
+HINT = ("Hint: count the nonzero entries of `values`, then how many of those become exactly 0 "
+        "after `values.to(dtype)`.")
+
+
+def mixture(n_tiny, n_normal, n_zero, seed=0):
+    """Values whose answer is known by construction: 2^-30 always flushes to 0 in fp16, 0.5..1.5 never does."""
+    g = torch.Generator().manual_seed(seed)
+    values = torch.cat([torch.full((n_tiny,), 2.0 ** -30), torch.rand(n_normal, generator=g) + 0.5,
+                        torch.zeros(n_zero)])
+    return values[torch.randperm(len(values), generator=g)]
+
+
+@pytest.mark.parametrize("n_tiny,n_normal,n_zero", [(3, 7, 0), (5, 15, 10), (0, 8, 2)])
+def test_fraction_of_values_that_flush_to_zero(student, n_tiny, n_normal, n_zero):
+    """Counts the nonzero values that become 0 in float16"""
+    values = mixture(n_tiny, n_normal, n_zero)
+    expected = n_tiny / (n_tiny + n_normal)
+    out = student.run("underflow_fraction", values=values)
+    got = number(out["result"])
+    assert got is not None and got == pytest.approx(expected, abs=1e-9), (
+        f"underflow_fraction(values) with {n_tiny} values of 2^-30, {n_normal} values near 1 and {n_zero} zeros "
+        f"should be {n_tiny}/{n_tiny + n_normal} = {expected:.4f}, but it returned {shown(out['result'])}. "
+        "Zeros were already zero: they are not part of the count. " + HINT)
+
+
+def test_all_zero_input_gives_zero(student):
+    """Returns 0.0 when there is no nonzero value"""
+    out = student.run("underflow_fraction", values=torch.zeros(6))
+    got = number(out["result"])
+    assert got == 0.0, (
+        f"underflow_fraction(torch.zeros(6)) should be 0.0 (nothing nonzero can underflow), "
+        f"but it returned {shown(out['result'])}. Hint: guard against dividing by a count of 0.")
+
+
+def test_returns_a_python_float(student):
+    """Returns a Python float, not a tensor"""
+    out = student.run("underflow_fraction", values=mixture(2, 6, 0))
+    assert out["result"]["type"] == "float", (
+        f"underflow_fraction(values) returned {shown(out['result'])}; it should return a Python float. "
+        "Hint: turn a count tensor into a number with int(...) or .item() before dividing.")
+
+
+def test_bfloat16_keeps_what_float16_loses(student):
+    """Uses the dtype argument: 2^-30 survives in bfloat16"""
+    values = torch.full((4,), 2.0 ** -30)
+    out = student.run("underflow_fraction", values=values, dtype="bfloat16")
+    got = number(out["result"])
+    assert got == 0.0, (
+        f"underflow_fraction(four values of 2^-30, torch.bfloat16) should be 0.0: bfloat16 has fp32's "
+        f"8-bit exponent, so 2^-30 is representable. It returned {shown(out['result'])}. "
+        "Hint: cast to the `dtype` argument, not to torch.float16.")

@@ -1,0 +1,1 @@
+"""Instructor-only tools: the reference, hidden checks, release and grading. Not shipped to students."""

@@ -1,0 +1,1 @@
+"""Hidden checks: run only by the grader, never shipped to students."""

@@ -1,0 +1,57 @@
+"""The graded items of Lesson 20: the one table that names them and gives their points.
+
+Every other place reads this table: the nbgrader grade cells (stamped by
+`python -m autograder release`), the check cells, the check modules
+(`checks/test_<id>.py`), the reports, grades.json and grades.csv.
+"""
+from dataclasses import dataclass
+
+ASSIGNMENT = "lesson20"
+
+
+@dataclass(frozen=True)
+class Item:
+    id: str            # nbgrader grade id of the graded cell, also the check module's name
+    points: float
+    kind: str          # "auto": scored by the checks; "manual": read by an instructor
+    names: tuple = ()  # top-level names the student's code must define for this item
+    title: str = ""
+
+    @property
+    def solution_cell_id(self) -> str:
+        return f"{self.id}_solution"
+
+
+ITEMS = (
+    Item("underflow_fraction", 1, "auto", ("underflow_fraction",),
+         "Exercise 1: which values underflow in half precision"),
+    Item("static_loss_scaler", 1, "auto", ("StaticLossScaler",),
+         "Exercise 2: a static loss scaler"),
+    Item("dynamic_loss_scaler", 2, "auto", ("DynamicLossScaler",),
+         "Exercise 3: a dynamic loss scaler"),
+    Item("master_weights", 2, "auto",
+         ("make_master_params", "model_grads_to_master_grads", "master_params_to_model_params"),
+         "Exercise 4: an fp32 master copy of fp16 weights"),
+    Item("accumulate_gradients", 2, "auto", ("accumulate_gradients",),
+         "Exercise 5: gradient accumulation"),
+    Item("mixed_precision_train_step", 3, "auto", ("mixed_precision_train_step",),
+         "Exercise 6: one mixed-precision training step"),
+    Item("q5_answer", 1, "auto", ("Q5_ANSWER",), "Practice question 5"),
+    Item("practice_q1", 2, "manual", (), "Practice question 1: why not train entirely in fp16?"),
+    Item("practice_q2", 2, "manual", (), "Practice question 2: why an fp32 master copy?"),
+    Item("practice_q3", 2, "manual", (), "Practice question 3: what loss scaling does"),
+    Item("practice_q4", 2, "manual", (), "Practice question 4: batch 256 on 64-example hardware"),
+)
+
+ITEMS_BY_ID = {item.id: item for item in ITEMS}
+AUTO_ITEMS = tuple(item for item in ITEMS if item.kind == "auto")
+MANUAL_ITEMS = tuple(item for item in ITEMS if item.kind == "manual")
+
+
+def get_item(item_id: str) -> Item:
+    """Return the item with this grade id, or raise a KeyError that lists the valid ids."""
+    try:
+        return ITEMS_BY_ID[item_id]
+    except KeyError:
+        valid = ", ".join(ITEMS_BY_ID)
+        raise KeyError(f"unknown exercise id {item_id!r}; the ids are: {valid}") from None

@@ -1,0 +1,28 @@
+"""nbgrader configuration for Lesson 20. Paths are relative to this file, so any working directory works."""
+import os
+
+c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
+
+root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.root = root
+c.CourseDirectory.course_id = "lesson20"
+c.CourseDirectory.source_directory = "solutions"   # instructor notebooks, with the reference code
+c.CourseDirectory.release_directory = "lessons"    # generated student notebooks (python -m autograder release)
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(root, "gradebook.db")
+
+# Student stubs that name their exercise. The rest is nbgrader's default list, in its order:
+# ClearHiddenTests must come after ComputeChecksums and SaveCells, then ComputeChecksums runs again.
+c.GenerateAssignment.preprocessors = [
+    "nbgrader.preprocessors.IncludeHeaderFooter",
+    "nbgrader.preprocessors.InstantiateTests",
+    "nbgrader.preprocessors.LockCells",
+    "autograder.instructor.release.ClearSolutionsNamed",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.CheckCellMetadata",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.SaveCells",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbgrader.preprocessors.ClearMarkScheme",
+    "nbgrader.preprocessors.ComputeChecksums",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
