@@ -26,3 +26,19 @@ c.GenerateAssignment.preprocessors = [
     "nbgrader.preprocessors.ComputeChecksums",
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
+
+# Autograding: GradeOutOfProcess takes the place of Execute. It runs the submission's code in a
+# sandbox, computes the verdict outside it, and writes each test cell's report and score, which
+# SaveAutoGrades then records. The whole list is assigned (nbgrader reads this file twice, so
+# .insert() would add the step twice); the order is nbgrader's own otherwise.
+c.Autograde.autograde_preprocessors = [
+    "autograder.instructor.preprocessor.GradeOutOfProcess",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+# A test cell a student deleted comes back from the gradebook instead of silently scoring 0.
+c.OverwriteCells.add_missing_cells = True

@@ -139,3 +139,14 @@ def token_batch(n: int, length: int, vocab: int, classes: int, seed: int):
 def fp32_masters(model_spec: dict):
     """fp32 copies of a model's initial values, as plain tensors to send to a probe."""
     return [v.float() for v in model_values(model_spec)]
+
+
+def relative_error(got: list, want: list, start: list) -> float:
+    """||(got - start) - (want - start)|| / ||want - start|| over a list of tensors: how far one
+    update is from another, relative to the update's own size (robust to a few elements that
+    sit at rounding noise)."""
+    num = sum(float(((g.double() - w.double()) ** 2).sum()) for g, w in zip(got, want))
+    den = sum(float(((w.double() - s.double()) ** 2).sum()) for w, s in zip(want, start))
+    if den == 0.0:
+        return 0.0 if num == 0.0 else math.inf
+    return math.sqrt(num / den)

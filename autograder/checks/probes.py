@@ -331,7 +331,7 @@ def accumulate_gradients(ns, model, inputs, targets, loss, micro_batch_size, sta
                   f"micro_batch_size={micro_batch_size})",
                   fn, net, LOSSES[loss], inputs, targets, micro_batch_size)
     return {"returned": describe(result), "grads": grads_of(net.parameters()), "batches": batches,
-            "names": [name for name, _ in net.named_parameters()]}
+            "names": [name for name, _ in net.named_parameters()], "values": values_of(net.parameters())}
 
 
 # ---- Exercise 6 ----

@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from autograder.checks.expect import classification_batch, fp32_masters, full_batch_grads, max_abs_diff, shown
+from autograder.checks.expect import classification_batch, fp32_masters, full_batch_grads, max_abs_diff, number, shown
 
 MODEL = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}
 SGD = {"name": "sgd", "lr": 0.5}
@@ -44,7 +44,7 @@ def test_one_clean_step(student):
         f"mixed_precision_train_step returned {shown(step['returned'])}; it should return a tuple "
         "(whole-batch mean loss as a float, whether the optimizer stepped).")
     err, want_loss = sgd_error(step, inputs, targets)
-    assert stepped.get("value") is True, (
+    assert number(stepped) == 1.0, (
         f"On a step with no overflow (scale 2^16, small gradients) the step should return stepped=True, "
         f"got {shown(stepped)}.")
     assert err < 0.05, (
@@ -60,7 +60,7 @@ def test_one_clean_step(student):
             "into the model after optimizer.step().")
     assert out["model_dtypes"] == ["float16"] * len(out["model_dtypes"]), (
         f"The model's parameters changed dtype to {out['model_dtypes']}; the working copy stays float16.")
-    assert [c.get("value") for c in step["update_calls"]] == [False], (
+    assert [number(c) for c in step["update_calls"]] == [0.0], (
         f"scaler.update was called with {[shown(c) for c in step['update_calls']]}; it must be called exactly "
         "once per step, with found_inf (False here).")
 
@@ -69,7 +69,7 @@ def test_overflow_skips_the_step(student):
     """On overflow the step is skipped: masters and model unchanged, scale backed off, returns stepped=False"""
     out, step, *_ = one_step(student, scaler={"init_scale": 2.0 ** 40})
     loss, stepped = returned_pair(step)
-    assert stepped is not None and stepped.get("value") is False, (
+    assert stepped is not None and number(stepped) == 0.0, (
         "With init_scale=2^40 the scaled fp16 gradients overflow to inf, so the step must be skipped and "
         f"return stepped=False, but it returned {shown(step['returned'])}. Hint: use unscale_'s found_inf.")
     start = fp32_masters(MODEL)

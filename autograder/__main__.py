@@ -1,0 +1,118 @@
+"""Command line: `python -m autograder {check,release,grade,export} ...` (see --help of each)."""
+import argparse
+import sys
+from pathlib import Path
+
+
+def _instructor(what: str):
+    try:
+        import autograder.instructor.grade  # noqa: F401
+    except ImportError:
+        raise SystemExit(f"`{what}` is an instructor command: it needs the course repository "
+                         "(solutions/ and autograder/instructor/), which the student package does not include.")
+
+
+def cmd_check(args):
+    from .extract import read_notebook
+    from .grading import grade_notebook
+    from .items import AUTO_ITEMS
+    from .sandbox import Limits
+    if args.all:
+        _instructor("check --all")
+    try:
+        nb = read_notebook(Path(args.notebook))
+    except (ValueError, FileNotFoundError) as exc:
+        raise SystemExit(str(exc))
+    limits = Limits(cpu_seconds=int(args.timeout), memory_mb=args.memory_mb)
+    result = grade_notebook(nb, None, limits, include_hidden=args.all)
+    total = sum(r.score for r in result.items.values())
+    for item in AUTO_ITEMS:
+        print(result.report(item.id), end="\n\n")
+    print(f"total {total:g} of {sum(i.points for i in AUTO_ITEMS):g} points"
+          + ("" if args.all else " (visible checks only; the grader also runs hidden ones)"))
+    return 0 if result.status == "graded" and all(r.passed == len(r.outcomes) for r in result.items.values()) else 1
+
+
+def cmd_release(args):
+    _instructor("release")
+    from .instructor.release import release, stale_files
+    if args.check:
+        stale = stale_files()
+        if stale:
+            print("lessons/ is out of date with solutions/: " + ", ".join(stale)
+                  + ". Run `python -m autograder release`.")
+            return 1
+        print("lessons/ is up to date")
+        return 0
+    release()
+    return 0
+
+
+def cmd_grade(args):
+    _instructor("grade")
+    from .instructor.grade import parse_shard, run
+    try:
+        shard = parse_shard(args.shard) if args.shard else None
+    except ValueError as exc:
+        raise SystemExit(str(exc))
+    doc = run(args.submitted_dir, args.out, jobs=args.jobs, db_url=args.db_url, timeout=args.timeout,
+              memory_mb=args.memory_mb, students=args.students, shard=shard, progress=not args.quiet)
+    counts = {}
+    for row in doc["students"].values():
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    print(f"{len(doc['students'])} students: "
+          + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+          + f". Wrote {Path(args.out) / 'grades.json'} and grades.csv.")
+    return 0
+
+
+def cmd_export(args):
+    _instructor("export")
+    from .instructor.gradebook import export
+    out = Path(args.out).resolve()
+    students = sorted(p.stem for p in (out / "state").glob("*.json"))
+    export(out, args.db_url or f"sqlite:///{out / 'gradebook.db'}", students)
+    print(f"Wrote {out / 'grades.json'} and grades.csv for {len(students)} students.")
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("check", help="check one notebook from a terminal (visible checks; --all adds hidden ones)")
+    p.add_argument("notebook")
+    p.add_argument("--all", action="store_true", help="instructors: run the hidden checks too")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per exercise (default 60)")
+    p.add_argument("--memory-mb", type=int, default=4096, help="memory limit in MiB (default 4096)")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("release", help="regenerate lessons/ from solutions/ (nbgrader generate_assignment)")
+    p.add_argument("--check", action="store_true", help="only report whether lessons/ is up to date")
+    p.set_defaults(func=cmd_release)
+
+    p = sub.add_parser("grade", help="grade a class: SUBMITTED_DIR/<student_id>/lesson20/*.ipynb")
+    p.add_argument("submitted_dir")
+    p.add_argument("--out", required=True, help="folder for grades.json, grades.csv, feedback/ and the gradebook")
+    p.add_argument("--jobs", type=int, default=None, help="students graded at once (default: one per core)")
+    p.add_argument("--db-url", default=None, help="SQLAlchemy URL of the gradebook (default: SQLite in --out)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per exercise per student (default 60)")
+    p.add_argument("--memory-mb", type=int, default=4096, help="memory per submission in MiB (default 4096)")
+    p.add_argument("--students", nargs="+", default=None, metavar="GLOB",
+                   help="grade only students whose id matches one of these patterns, e.g. 'a*'")
+    p.add_argument("--shard", default=None, metavar="I/N",
+                   help="grade only shard I of N (1-based), so N machines can share one class")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_grade)
+
+    p = sub.add_parser("export", help="rewrite grades.json and grades.csv from the gradebook (after manual grading)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--db-url", default=None)
+    p.set_defaults(func=cmd_export)
+
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

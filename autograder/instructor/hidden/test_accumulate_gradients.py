@@ -1,0 +1,83 @@
+"""Hidden checks for Exercise 5: accumulate_gradients against a float64 full batch and the reference."""
+import math
+
+import pytest
+import torch
+
+from autograder.checks.expect import (classification_batch, full_batch_grads, model_values, number,
+                                      regression_batch, shown, tensor_list_diff, token_batch)
+
+MLP64 = {"arch": "mlp", "sizes": [6, 10, 4], "seed": 21, "dtype": "float64"}
+DEEP64 = {"arch": "mlp", "sizes": [3, 8, 8, 2], "seed": 22, "dtype": "float64", "act": "tanh"}
+EMBED64 = {"arch": "embed", "vocab": 17, "dim": 5, "classes": 3, "seed": 23, "dtype": "float64"}
+MLP32 = {"arch": "mlp", "sizes": [6, 12, 4], "seed": 24, "dtype": "float32"}
+
+
+def batch_for(model, n, seed):
+    if model["arch"] == "embed":
+        return token_batch(n, 4, model["vocab"], model["classes"], seed)
+    if model is DEEP64:
+        return regression_batch(n, 3, 2, seed, dtype=torch.float64)
+    return classification_batch(n, model["sizes"][0], model["sizes"][-1], seed,
+                                dtype=getattr(torch, model["dtype"]))
+
+
+CASES = [
+    pytest.param(MLP64, "cross_entropy", 13, 5, False, id="13 split 5+5+3"),
+    pytest.param(MLP64, "cross_entropy", 7, 1, True, id="7 split into ones, stale grads"),
+    pytest.param(MLP64, "cross_entropy", 9, 9, False, id="micro-batch = batch"),
+    pytest.param(MLP64, "cross_entropy", 6, 10, True, id="micro-batch larger than batch, stale grads"),
+    pytest.param(DEEP64, "mse", 11, 3, False, id="mse, 11 split 3+3+3+2"),
+    pytest.param(EMBED64, "cross_entropy", 10, 4, True, id="token ids, 10 split 4+4+2, stale grads"),
+]
+
+
+@pytest.mark.parametrize("model,loss,n,micro,stale", CASES)
+def test_matches_full_batch(student, model, loss, n, micro, stale):
+    """Matches one float64 backward over the whole batch, whatever the split"""
+    inputs, targets = batch_for(model, n, seed=n * 31 + micro)
+    got = student.run("accumulate_gradients", model=model, inputs=inputs, targets=targets, loss=loss,
+                      micro_batch_size=micro, stale_grads=stale)
+    want, value = full_batch_grads(model, loss, inputs, targets)
+    diff, where = tensor_list_diff(got["grads"], want, got["names"])
+    last = n % micro or min(micro, n)
+    assert diff < 1e-9, (
+        f"accumulate_gradients(batch of {n}, micro_batch_size={micro}, {loss}): grads differ from one full "
+        f"batch by {diff:.2g} in {where}. The last micro-batch has {last} examples: weight each micro-batch's "
+        "loss by its size / batch size"
+        + (" (and every .grad held 3.0 before the call: zero them once, before the loop)." if stale else "."))
+    assert got["batches"] and max(got["batches"]) <= micro, (
+        f"with micro_batch_size={micro} the model saw batches of {got['batches']}.")
+    returned = number(got["returned"])
+    assert returned is not None and math.isclose(returned, value, rel_tol=1e-7, abs_tol=1e-12), (
+        f"accumulate_gradients returned {shown(got['returned'])}; the whole-batch mean loss is {value:.6f}.")
+
+
+def test_float32_model_matches_reference(student, reference):
+    """An fp32 model's accumulated gradients agree with the reference to fp32 rounding"""
+    inputs, targets = batch_for(MLP32, 14, seed=3)
+    spec = dict(model=MLP32, inputs=inputs, targets=targets, loss="cross_entropy", micro_batch_size=4)
+    got, want = student.run("accumulate_gradients", **spec), reference.run("accumulate_gradients", **spec)
+    diff, where = tensor_list_diff(got["grads"], want["grads"], got["names"])
+    scale = max(float(g.abs().max()) for g in want["grads"])
+    assert diff <= 1e-5 * scale, (
+        f"accumulate_gradients on an fp32 model (batch 14, micro-batches of 4): {where} differs from the "
+        f"reference by {diff:.3g} (largest gradient {scale:.3g}).")
+
+
+def test_weights_are_not_changed(student):
+    """Only gradients change: the weights stay as they were"""
+    inputs, targets = batch_for(MLP64, 8, seed=4)
+    got = student.run("accumulate_gradients", model=MLP64, inputs=inputs, targets=targets, loss="cross_entropy",
+                      micro_batch_size=3)
+    diff, where = tensor_list_diff(got["values"], model_values(MLP64), got["names"])
+    assert diff == 0, (f"accumulate_gradients changed the weights ({where} moved by {diff:.3g}); it computes "
+                       "gradients only, the optimizer steps elsewhere.")
+
+
+def test_float_return_type(student):
+    """Returns a Python float for an uneven split too"""
+    inputs, targets = batch_for(MLP64, 5, seed=6)
+    got = student.run("accumulate_gradients", model=MLP64, inputs=inputs, targets=targets, loss="cross_entropy",
+                      micro_batch_size=2)
+    assert got["returned"]["type"] == "float", f"accumulate_gradients returned {shown(got['returned'])}, not a float."

@@ -1,0 +1,85 @@
+"""Hidden checks for Exercise 4: master weights against the reference."""
+import pytest
+import torch
+
+from autograder.checks.expect import fp32_masters, max_abs_diff, model_values, tensor_list_diff
+
+FP16 = {"arch": "mlp", "sizes": [5, 9, 7, 2], "seed": 11, "dtype": "float16"}
+BF16 = {"arch": "mlp", "sizes": [3, 4, 2], "seed": 12, "dtype": "bfloat16"}
+FP32 = {"arch": "mlp", "sizes": [4, 5, 3], "seed": 13, "dtype": "float32"}
+FROZEN = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 14, "dtype": "float16", "frozen": "0.bias"}
+
+
+@pytest.mark.parametrize("model", [FP16, BF16, FROZEN], ids=["fp16 3 layers", "bf16", "fp16, a frozen bias"])
+def test_masters_match_reference(student, reference, model):
+    """make_master_params gives fp32 leaves with the model's values, one per parameter"""
+    got = student.run("make_master_params", model=model)
+    want = reference.run("make_master_params", model=model)
+    assert got["length"] == want["length"], (
+        f"make_master_params returned {got['length']} masters for a model with {want['length']} parameters "
+        f"({model['dtype']}{', one of them frozen' if 'frozen' in model else ''}). Hint: one per tensor in "
+        "model.parameters(), frozen ones included.")
+    for i, (g, w) in enumerate(zip(got["masters"], want["masters"])):
+        ok = (g.get("type") == "Tensor" and g["dtype"] == "float32" and g["is_leaf"] and g["requires_grad"]
+              and max_abs_diff(g["value"], w["value"]) == 0)
+        assert ok, (f"master {i} of a {model['dtype']} model should be an fp32 leaf with requires_grad=True holding "
+                    f"the parameter's values; got {({k: v for k, v in g.items() if k != 'value'})}.")
+
+
+def test_fp32_model_masters_are_copies(student):
+    """Masters of a model that is already fp32 are still copies"""
+    got = student.run("make_master_params", model=FP32)
+    want = model_values(FP32)
+    for i, (after, w) in enumerate(zip(got["after_model_changed"], want)):
+        assert after is not None and max_abs_diff(after, w) == 0, (
+            f"For an fp32 model, master {i} changed when the model did: it is the parameter itself. "
+            "p.float() returns p unchanged when p is already fp32; use p.detach().clone().float() or "
+            "p.detach().to(torch.float32, copy=True).")
+
+
+def test_masters_are_a_sequence(student):
+    """make_master_params returns a list, reusable by the optimizer and by the step"""
+    got = student.run("make_master_params", model=FP16)
+    assert got["type"] in ("list", "tuple"), (
+        f"make_master_params returned a {got['type']}; return a list (a generator can be read only once).")
+
+
+def grads_for(model, seed, none_at=()):
+    g = torch.Generator().manual_seed(seed)
+    values = model_values(model)
+    return [None if i in none_at else (torch.randn(v.shape, generator=g) * 1e-3).to(v.dtype)
+            for i, v in enumerate(values)]
+
+
+@pytest.mark.parametrize("model,as_generator", [(FP16, False), (BF16, True), (FP16, True)],
+                         ids=["fp16 list", "bf16 generator", "fp16 generator"])
+def test_grads_match_reference(student, reference, model, as_generator):
+    """model_grads_to_master_grads copies grads to fp32, replacing stale master grads, None for None"""
+    masters = fp32_masters(model)
+    grads = grads_for(model, 3, none_at=(1,))
+    stale = [torch.full_like(m, 9.0) for m in masters]  # left over from an earlier step
+    spec = dict(model=model, grads=grads, masters=masters, master_grads=stale, as_generator=as_generator)
+    got, want = student.run("model_grads_to_master_grads", **spec), reference.run("model_grads_to_master_grads", **spec)
+    diff, where = tensor_list_diff(got["master_grads"], want["master_grads"])
+    assert diff == 0, (
+        f"model_grads_to_master_grads({'model.parameters()' if as_generator else 'a list of params'}, masters) "
+        f"with a {model['dtype']} model: {where} differs from an fp32 copy of the model's grad (by {diff}). "
+        "Where the model's .grad is None, the master's .grad must become None (not stay stale, not zeros).")
+    assert all(d in (None, "float32") for d in got["master_grad_dtypes"]), (
+        f"master grads have dtypes {got['master_grad_dtypes']}; they must be float32.")
+
+
+@pytest.mark.parametrize("model,as_generator", [(FP16, True), (BF16, False)], ids=["fp16 generator", "bf16 list"])
+def test_copy_back_matches_reference(student, reference, model, as_generator):
+    """master_params_to_model_params rounds masters into the same parameters, leaving the masters alone"""
+    g = torch.Generator().manual_seed(4)
+    masters = [m + torch.randn(m.shape, generator=g) * 1e-2 for m in fp32_masters(model)]
+    spec = dict(model=model, masters=masters, as_generator=as_generator)
+    got, want = student.run("master_params_to_model_params", **spec), reference.run("master_params_to_model_params", **spec)
+    diff, where = tensor_list_diff(got["values"], want["values"])
+    assert diff == 0, (f"After master_params_to_model_params with a {model['dtype']} model, {where} is not its "
+                       f"master rounded to {model['dtype']} (off by {diff:.3g}).")
+    assert all(got["same_objects"]) and all(got["dtypes_kept"]), (
+        "master_params_to_model_params must keep the model's parameter objects and dtype: copy in place.")
+    assert all(got["leaves"]), "after the copy a parameter is no longer a leaf: do the copy under torch.no_grad()."
+    assert all(got["masters_unchanged"]), "master_params_to_model_params changed the masters; only the model changes."

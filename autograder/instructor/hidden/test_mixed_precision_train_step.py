@@ -1,0 +1,144 @@
+"""Hidden checks for Exercise 6: mixed_precision_train_step against the reference."""
+import math
+
+import pytest
+
+from autograder.checks.expect import (classification_batch, fp32_masters, max_abs_diff, number,
+                                      relative_error, shown, token_batch)
+
+MLP16 = {"arch": "mlp", "sizes": [6, 16, 5], "seed": 31, "dtype": "float16"}
+EMBED16 = {"arch": "embed", "vocab": 20, "dim": 8, "classes": 4, "seed": 32, "dtype": "float16"}
+SGD = {"name": "sgd", "lr": 0.2}
+MOMENTUM = {"name": "sgd", "lr": 0.05, "momentum": 0.9}
+ADAM = {"name": "adam", "lr": 1e-2}
+
+
+def batches(model, n, count, seed):
+    if model["arch"] == "embed":
+        return [token_batch(n, 3, model["vocab"], model["classes"], seed + i) for i in range(count)]
+    return [classification_batch(n, model["sizes"][0], model["sizes"][-1], seed + i) for i in range(count)]
+
+
+def run_both(student, reference, model=MLP16, n=12, micro=4, steps=1, optimizer=SGD, seed=0, **extra):
+    spec = dict(model=model, masters=fp32_masters(model), batches=batches(model, n, steps, seed),
+                loss="cross_entropy", micro_batch_size=micro, optimizer=optimizer, **extra)
+    return (student.run("mixed_precision_train_step", **spec),
+            reference.run("mixed_precision_train_step", **spec), fp32_masters(model))
+
+
+def pair(step):
+    r = step["returned"]
+    if r["type"] != "tuple" or r["length"] != 2:
+        return None, None
+    return number(r["items"][0]), number(r["items"][1])
+
+
+def assert_like_reference(got, want, start, what, hint="", tol=0.05):
+    for t, (g, w) in enumerate(zip(got["steps"], want["steps"])):
+        call = f"{what}, call {t + 1} of {len(want['steps'])}" if len(want["steps"]) > 1 else what
+        g_loss, g_stepped = pair(g)
+        w_loss, w_stepped = pair(w)
+        assert g_loss is not None, (f"{call}: returned {shown(g['returned'])}; return (loss as a float, "
+                                    "stepped as a bool).")
+        assert g_stepped == w_stepped, f"{call}: returned stepped={g_stepped}, expected {bool(w_stepped)}. {hint}"
+        err = relative_error(g["masters"], w["masters"], start)
+        assert err <= tol, (f"{call}: the fp32 masters' update is {err:.1%} off the expected update "
+                            f"(tolerance {tol:.0%}). {hint}")
+        assert math.isclose(g_loss, w_loss, rel_tol=1e-3, abs_tol=1e-9), (
+            f"{call}: returned loss {g_loss!r}, expected the whole-batch mean loss {w_loss:.6g}.")
+        for i, (p, m) in enumerate(zip(g["model"], g["masters"])):
+            assert max_abs_diff(p, m.half()) == 0, (
+                f"{call}: model parameter {i} is not its master rounded to fp16; copy the masters back after "
+                "every step that was taken.")
+
+
+STEPS = [
+    pytest.param(dict(optimizer=SGD, n=12, micro=4, steps=1), id="SGD, 12 in 4s"),
+    pytest.param(dict(optimizer=MOMENTUM, n=10, micro=4, steps=3), id="SGD momentum, 10 in 4+4+2, 3 calls"),
+    pytest.param(dict(optimizer=ADAM, n=16, micro=5, steps=2), id="Adam, 16 in 5+5+5+1, 2 calls"),
+]
+
+
+@pytest.mark.parametrize("config", STEPS)
+def test_steps_match_reference(student, reference, config):
+    """Several optimizers and micro-batch splits give the reference's updates"""
+    got, want, start = run_both(student, reference, **config)
+    assert_like_reference(got, want, start, f"mixed_precision_train_step({config['optimizer']['name']}, batch of "
+                          f"{config['n']}, micro_batch_size={config['micro']})",
+                          "Hint: weight each micro-batch's loss by its share of the batch, multiply by "
+                          "scaler.scale, unscale the fp32 master grads before stepping.")
+
+
+def test_clipping_happens_after_unscaling(student, reference):
+    """Clipping uses the true (unscaled) gradient norm"""
+    got, want, start = run_both(student, reference, optimizer={"name": "sgd", "lr": 0.5}, max_grad_norm=0.05)
+    assert_like_reference(got, want, start, "mixed_precision_train_step(..., max_grad_norm=0.05)",
+                          "Hint: clip the master gradients after unscale_, or the clip threshold is "
+                          "multiplied by the loss scale; clip only when max_grad_norm is not None.")
+
+
+def test_tiny_gradients_survive(student, reference):
+    """Gradients of about 2^-30, which fp16 flushes to zero, survive thanks to the loss scale"""
+    spec = dict(model=MLP16, masters=fp32_masters(MLP16), batches=batches(MLP16, 12, 1, 5),
+                loss="tiny_cross_entropy", micro_batch_size=6, optimizer={"name": "sgd", "lr": 2.0**24})
+    got = student.run("mixed_precision_train_step", **spec)
+    want = reference.run("mixed_precision_train_step", **spec)
+    assert_like_reference(got, want, fp32_masters(MLP16), "mixed_precision_train_step with a loss whose "
+                          "gradients are about 2^-30",
+                          "These gradients underflow to 0 in fp16 unless the loss is multiplied by "
+                          "scaler.scale before backward(), and they underflow again if you unscale in fp16: "
+                          "unscale the fp32 master grads.")
+
+
+@pytest.mark.parametrize("optimizer", [ADAM, MOMENTUM], ids=["Adam", "SGD momentum"])
+def test_overflow_changes_nothing(student, reference, optimizer):
+    """Overflowing steps leave masters, model and optimizer state untouched, and back off the scale"""
+    got, want, start = run_both(student, reference, optimizer=optimizer, steps=3, scaler={"init_scale": 2.0**40})
+    for t, (g, w) in enumerate(zip(got["steps"], want["steps"])):
+        _, stepped = pair(g)
+        assert stepped == 0.0, (f"call {t + 1} with scale 2^{40 - t} overflows; it should return stepped=False, "
+                                f"but returned {shown(g['returned'])}.")
+        moved = max(max_abs_diff(m, s) for m, s in zip(g["masters"], start))
+        assert moved == 0, f"an overflowing step moved the masters by {moved:.3g}; skip optimizer.step()."
+        assert all(not state for state in g["state"]), (
+            f"an overflowing step created or changed {optimizer['name']}'s state ({sorted(g['state'][0])}); "
+            "do not call optimizer.step() when found_inf.")
+        assert number(g["scale"]) == number(w["scale"]), (
+            f"after overflowing call {t + 1} the scale should be {number(w['scale']):g}, "
+            f"but it is {shown(g['scale'])}: call scaler.update(found_inf) once per step.")
+
+
+def test_stale_gradients_do_not_matter(student, reference):
+    """Gradients left on the model and the masters before the call do not leak into the step"""
+    got, want, start = run_both(student, reference, optimizer=MOMENTUM, steps=2, stale_grads=True)
+    assert_like_reference(got, want, start, "mixed_precision_train_step with stale .grad on the model and masters",
+                          "Hint: zero the model's gradients at the start; the masters' grads are replaced.")
+
+
+def test_integer_inputs_stay_integers(student, reference):
+    """Token ids are not cast to fp16 (only floating inputs are)"""
+    got, want, start = run_both(student, reference, model=EMBED16, n=10, micro=4, optimizer={"name": "sgd", "lr": 0.5})
+    assert_like_reference(got, want, start, "mixed_precision_train_step on an embedding model fed token ids",
+                          "Hint: cast inputs only if inputs.is_floating_point().")
+
+
+def test_update_once_per_call_and_growth(student, reference):
+    """scaler.update is called exactly once per call, and the scale grows after growth_interval clean calls"""
+    got, want, _ = run_both(student, reference, steps=4, scaler={"growth_interval": 2})
+    for t, (g, w) in enumerate(zip(got["steps"], want["steps"])):
+        calls = [number(c) for c in g["update_calls"]]
+        assert calls == [0.0], (f"call {t + 1}: scaler.update was called with {calls}; call it exactly once, "
+                                "with found_inf (False on a clean step).")
+        assert number(g["scale"]) == number(w["scale"]), (
+            f"after call {t + 1} the scale should be {number(w['scale']):g}, got {shown(g['scale'])}.")
+
+
+def test_micro_batch_limit_and_parameters_kept(student):
+    """Never more than micro_batch_size examples at once; parameters keep their identity and fp16 dtype"""
+    got = student.run("mixed_precision_train_step", model=MLP16, masters=fp32_masters(MLP16),
+                      batches=batches(MLP16, 11, 2, 9), loss="cross_entropy", micro_batch_size=2, optimizer=SGD)
+    assert got["batches_seen"] and max(got["batches_seen"]) <= 2, (
+        f"with micro_batch_size=2 the model saw batches of {sorted(set(got['batches_seen']))}.")
+    assert all(got["same_objects"]) and set(got["model_dtypes"]) == {"float16"}, (
+        "after two steps the model's parameters were replaced or changed dtype "
+        f"({got['model_dtypes']}); copy the masters into the existing fp16 parameters.")

@@ -1,0 +1,14 @@
+"""Hidden check for practice question 5: the letter, against the instructor's answer."""
+from autograder.checks.expect import shown
+
+
+def normalise(answer: dict):
+    return answer["value"].strip().strip("().").lower() if answer.get("type") == "str" else None
+
+
+def test_answer_is_right(student, reference):
+    """Q5_ANSWER is the right letter"""
+    got, want = student.run("q5_answer")["answer"], reference.run("q5_answer")["answer"]
+    assert normalise(got) is not None and normalise(got) == normalise(want), (
+        f"Q5_ANSWER is {shown(got)}, which is not the right answer. Reread the question: what does each "
+        "technique change, and what does it leave alone?")

@@ -1,0 +1,85 @@
+"""Hidden checks for Exercise 2: StaticLossScaler against the reference."""
+import pytest
+import torch
+
+from autograder.checks.expect import max_abs_diff, shown, tensor_list_diff
+
+INF, NAN = float("inf"), float("nan")
+
+
+def params(grads, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    grads = [None if v is None else torch.tensor(v, dtype=dtype) if not isinstance(v, torch.Tensor) else v.to(dtype)
+             for v in grads]
+    values = [torch.randn(2, generator=g).to(dtype) if v is None else torch.randn(v.shape, generator=g).to(dtype)
+              for v in grads]
+    return values, grads
+
+
+def run_both(student, reference, grads, scale=1024.0, dtype="float32", as_generator=False, seed=0):
+    values, grads = params(grads, getattr(torch, dtype), seed)
+    spec = dict(cls="StaticLossScaler", init={"scale": scale}, values=values, grads=grads, dtype=dtype,
+                as_generator=as_generator)
+    return student.run("loss_scaler", **spec), reference.run("loss_scaler", **spec)
+
+
+def test_generator_is_read_once(student, reference):
+    """unscale_ works on a one-shot generator, and still reports an inf in the last parameter"""
+    got, want = run_both(student, reference, [[2.0, 4.0], [8.0], [1.0, INF]], as_generator=True)
+    diff, where = tensor_list_diff(got["grads"], want["grads"])
+    assert got["found_inf"]["value"] is True, (
+        "unscale_(p for p in params) with an inf gradient in the last parameter returned "
+        f"{shown(got['found_inf'])}. A generator can only be iterated once: if you loop over params to "
+        "divide and then loop again to look for inf, the second loop sees nothing. Do both in one pass.")
+    assert diff == 0, f"unscale_ on a generator left {where} wrong (off by {diff:.3g}): unscale every grad."
+
+
+@pytest.mark.parametrize("bad", [NAN, -INF, INF], ids=["NaN", "-inf", "inf"])
+def test_nonfinite_values_are_overflow(student, reference, bad):
+    """unscale_ reports NaN, -inf and inf alike"""
+    got, _ = run_both(student, reference, [[1.0, 2.0], [3.0, bad, 5.0]])
+    assert got["found_inf"]["type"] == "bool" and got["found_inf"]["value"] is True, (
+        f"unscale_ on gradients containing {bad} should return True, but it returned {shown(got['found_inf'])}. "
+        "Hint: torch.isfinite is False for inf, -inf and NaN alike.")
+
+
+def test_large_finite_gradients_are_not_overflow(student, reference):
+    """Large but finite gradients are not an overflow"""
+    got, _ = run_both(student, reference, [[3.0e38, -3.0e38], [65504.0]], scale=1024.0)
+    assert got["found_inf"]["value"] is False, (
+        f"unscale_ on gradients of 3e38 (finite in fp32) returned {shown(got['found_inf'])}; only inf and NaN "
+        "are overflows. Hint: test with torch.isfinite, not against a threshold.")
+    got, _ = run_both(student, reference, [[60000.0, -65504.0]], scale=1.0, dtype="float16")
+    assert got["found_inf"]["value"] is False, (
+        "unscale_ on fp16 gradients of 60000 and -65504 (finite, at fp16's edge) reported an overflow.")
+
+
+@pytest.mark.parametrize("scale,seed", [(2.0**16, 1), (8.0, 2), (3.0, 3), (0.5, 4)])
+def test_random_gradients_match_reference(student, reference, scale, seed):
+    """unscale_ divides random gradients exactly as the reference does"""
+    g = torch.Generator().manual_seed(seed)
+    grads = [torch.randn(4, 3, generator=g) * scale, None, torch.randn(5, generator=g) * scale]
+    got, want = run_both(student, reference, grads, scale=scale, seed=seed)
+    diff, where = tensor_list_diff(got["grads"], want["grads"])
+    assert diff <= 1e-6 * scale, (
+        f"With scale={scale}, unscale_ left {where} off by {diff:.3g} from grad / scale.")
+    assert all(got["same_grad_objects"]), "unscale_ replaced a .grad tensor; divide in place with p.grad.div_()."
+
+
+def test_fp16_gradients(student, reference):
+    """unscale_ also works on fp16 gradients"""
+    got, want = run_both(student, reference, [[1024.0, 2048.0, -512.0]], dtype="float16")
+    assert max_abs_diff(got["grads"][0], want["grads"][0]) == 0, "unscale_ gave wrong values for fp16 gradients."
+
+
+def test_no_gradients(student):
+    """unscale_ returns False when no parameter has a gradient"""
+    got = student.run("loss_scaler", cls="StaticLossScaler", values=[torch.ones(1)], grads=[None])
+    assert got["found_inf"]["value"] is False, (
+        f"unscale_ on a parameter without a .grad returned {shown(got['found_inf'])}; nothing overflowed, so False.")
+
+
+def test_custom_scale(student):
+    """StaticLossScaler(scale=8.0).scale is 8.0"""
+    got = student.run("loss_scaler", cls="StaticLossScaler", init={"scale": 8.0})
+    assert got["scale"]["value"] == 8.0, f"StaticLossScaler(scale=8.0).scale is {shown(got['scale'])}, not 8.0."

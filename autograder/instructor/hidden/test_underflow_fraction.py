@@ -1,0 +1,79 @@
+"""Hidden checks for Exercise 1: underflow_fraction against the reference."""
+import pytest
+import torch
+
+from autograder.checks.expect import log_uniform, number, shown
+
+RANDOM = [
+    pytest.param("float32", None, -40, 4, id="float32 values, default dtype"),
+    pytest.param("float64", "float16", -40, 4, id="float64 values to float16"),
+    pytest.param("float32", "bfloat16", -140, 4, id="float32 values to bfloat16"),
+    pytest.param("float64", "float32", -160, 4, id="float64 values to float32"),
+    pytest.param("float16", "float16", -24, 4, id="float16 values to float16"),
+]
+
+
+def compare(student, reference, values, dtype=None, what=""):
+    got = student.run("underflow_fraction", values=values, dtype=dtype)
+    want = reference.run("underflow_fraction", values=values, dtype=dtype)
+    g, w = number(got["result"]), number(want["result"])
+    assert g is not None and g == pytest.approx(w, abs=1e-12), (
+        f"underflow_fraction({what or 'values'}{', torch.' + dtype if dtype else ''}) should be {w:.6f}, "
+        f"but it returned {shown(got['result'])}.")
+    return got
+
+
+@pytest.mark.parametrize("source,dtype,low,high", RANDOM)
+def test_random_magnitudes(student, reference, source, dtype, low, high):
+    """Matches the reference on 2000 values spread over many orders of magnitude"""
+    values = log_uniform(2000, low, high, seed=low * 7 + high, dtype=getattr(torch, source))
+    compare(student, reference, values, dtype, f"2000 {source} values with log2|v| in [{low}, {high}]")
+
+
+def test_rounding_edge_at_two_to_minus_25(student, reference):
+    """Uses fp16's real rounding: 2^-25 becomes 0, but 1.01 * 2^-25 rounds up to 2^-24"""
+    values = torch.tensor([2.0**-25, -2.0**-25, 1.01 * 2.0**-25, -1.01 * 2.0**-25, 2.0**-24, 3.0],
+                          dtype=torch.float64)
+    got = student.run("underflow_fraction", values=values)
+    want = reference.run("underflow_fraction", values=values)
+    assert number(got["result"]) == pytest.approx(number(want["result"]), abs=1e-12), (
+        "underflow_fraction([2^-25, -2^-25, 1.01*2^-25, -1.01*2^-25, 2^-24, 3.0]) should be 2/6: only "
+        f"+-2^-25 round to 0 (ties go to even), 1.01*2^-25 rounds up to 2^-24. It returned {shown(got['result'])}. "
+        "Hint: do not compare against a threshold; cast with values.to(dtype) and test for == 0.")
+
+
+def test_nan_and_inf_count_as_nonzero(student, reference):
+    """NaN and +-inf are nonzero values that do not underflow"""
+    values = torch.tensor([float("nan"), float("inf"), float("-inf"), 2.0**-30, 1.0, 0.0])
+    got = student.run("underflow_fraction", values=values)
+    assert number(got["result"]) == pytest.approx(1 / 5, abs=1e-12), (
+        "underflow_fraction([nan, inf, -inf, 2^-30, 1.0, 0.0]) should be 1/5: five nonzero values "
+        f"(NaN and inf count), one of which underflows. It returned {shown(got['result'])}. "
+        "Hint: `values != 0` is True for NaN; `values.abs() > 0` is False for NaN.")
+
+
+def test_empty_tensor(student):
+    """An empty tensor gives 0.0"""
+    got = student.run("underflow_fraction", values=torch.empty(0))
+    assert number(got["result"]) == 0.0, (
+        f"underflow_fraction(torch.empty(0)) should be 0.0, but it returned {shown(got['result'])}.")
+
+
+def test_matrix_input_and_zeros(student, reference):
+    """Works on a 2-D tensor with many zeros"""
+    values = log_uniform(63, -35, 2, seed=5).reshape(7, 9)
+    values[::2] = 0.0
+    compare(student, reference, values, None, "a 7x9 float32 tensor, every other row zero")
+
+
+def test_input_is_not_modified(student):
+    """Leaves its input unchanged"""
+    got = student.run("underflow_fraction", values=log_uniform(50, -40, 3, seed=9))
+    assert got["input_unchanged"], "underflow_fraction changed the tensor it was given; work on a copy or a cast."
+
+
+def test_returns_float_when_everything_underflows(student):
+    """Returns the Python float 1.0 when every nonzero value underflows"""
+    got = student.run("underflow_fraction", values=torch.full((5,), 2.0**-40))
+    assert got["result"]["type"] == "float" and got["result"]["value"] == 1.0, (
+        f"underflow_fraction(five values of 2^-40) should be the float 1.0, but it returned {shown(got['result'])}.")

@@ -1,0 +1,64 @@
+"""GradeOutOfProcess: an nbgrader Autograde step that scores test cells from out-of-process checks.
+
+It takes the place of nbgrader's Execute step. The submission's code runs in the sandbox;
+the verdict is computed in this process; each autograded test cell gets the report as text
+and the score in points as its result, which SaveAutoGrades then reads as usual.
+"""
+import json
+import os
+from pathlib import Path
+
+from nbformat.v4 import new_output
+from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_solution
+from traitlets import Bool, Float, Integer, Unicode
+
+from ..grading import grade_notebook
+from ..items import AUTO_ITEMS
+from ..sandbox import Limits
+
+
+class GradeOutOfProcess(NbGraderPreprocessor):
+
+    timeout = Float(60.0, help="Seconds of CPU (and wall) time for each graded item, and for loading the code."
+                    ).tag(config=True)
+    memory_mb = Integer(4096, help="Memory limit of the sandboxed process, in MiB.").tag(config=True)
+    max_processes = Integer(64, help="Processes and threads the submission may run at once.").tag(config=True)
+    max_output_kb = Integer(256, help="Output of the submission kept per stream; the rest is dropped."
+                            ).tag(config=True)
+    include_hidden = Bool(True, help="Run the hidden checks as well as the visible ones.").tag(config=True)
+    results_dir = Unicode("", help="If set, write <student>.json with status, reason and reports there."
+                          ).tag(config=True)
+
+    def preprocess(self, nb, resources):
+        tests = [c for c in nb.cells if c.cell_type == "code" and is_grade(c) and not is_solution(c)]
+        known = {i.id for i in AUTO_ITEMS}
+        item_ids = [c.metadata.nbgrader.grade_id for c in tests if c.metadata.nbgrader.grade_id in known]
+        limits = Limits(memory_mb=self.memory_mb, cpu_seconds=int(self.timeout),
+                        max_processes=self.max_processes, max_output_kb=self.max_output_kb)
+        result = grade_notebook(nb, item_ids, limits, include_hidden=self.include_hidden)
+        for cell in tests:
+            grade_id = cell.metadata.nbgrader.grade_id
+            if grade_id in result.items:
+                item = result.items[grade_id]
+                score = min(item.score, float(cell.metadata.nbgrader.points))
+                cell.outputs = [new_output("stream", name="stdout", text=result.report(grade_id) + "\n"),
+                                new_output("execute_result", data={"text/plain": f"{score:g}"}, execution_count=None)]
+            else:  # a test cell this lesson does not know: never full marks by default
+                cell.outputs = [new_output("error", ename="UnknownTest", evalue=f"no checks for {grade_id}",
+                                           traceback=[f"the lesson20 autograder has no checks for {grade_id!r}"])]
+        if self.results_dir:
+            self._save(resources, result)
+        return nb, resources
+
+    def _save(self, resources, result):
+        info = resources.get("nbgrader", {})
+        record = {"student": info.get("student"), "notebook": info.get("notebook"),
+                  "status": result.status, "reason": result.reason, "problems": result.problems,
+                  "items": {i: {"score": r.score, "max_score": float(r.item.points), "report": result.report(i)}
+                            for i, r in result.items.items()}}
+        path = Path(self.results_dir) / f"{info.get('student')}.{info.get('notebook')}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".part")
+        tmp.write_text(json.dumps(record, indent=1, default=str))
+        os.replace(tmp, path)

@@ -1,0 +1,25 @@
+"""The reference implementation, taken from the instructor notebooks in solutions/.
+
+There is no second copy: the grader executes the same cells a submission would contribute
+(`extract.runnable_cells`), from the instructor's own notebooks, in this trusted process.
+"""
+import functools
+from pathlib import Path
+
+from ..extract import read_notebook, runnable_cells
+from ..items import ASSIGNMENT
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@functools.lru_cache(maxsize=None)
+def reference_namespace(root: Path = ROOT) -> dict:
+    """Names defined by the solution notebooks' code, executed once per process."""
+    notebooks = sorted((Path(root) / "solutions" / ASSIGNMENT).glob("*.ipynb"))
+    if not notebooks:
+        raise FileNotFoundError(f"no instructor notebooks in {Path(root) / 'solutions' / ASSIGNMENT}")
+    namespace = {"__name__": "__reference__"}
+    for path in notebooks:
+        for cell in runnable_cells(read_notebook(path)):
+            exec(compile(cell.source, f"{path.name} {cell.label}", "exec"), namespace)
+    return namespace
