@@ -1,0 +1,89 @@
+"""The item table agrees with the notebooks, the check modules and the student contract."""
+import ast
+
+import pytest
+
+from autograder import items
+from autograder.runner import CHECKS_DIR, HIDDEN_DIR
+from tests.helpers import SOLUTION_NB, STUDENT_NB, nbgrader_cells, read
+
+
+def test_ids_are_unique_and_kinds_known():
+    ids = [i.id for i in items.ITEMS]
+    assert len(ids) == len(set(ids))
+    assert {i.kind for i in items.ITEMS} <= {"auto", "manual"}
+    assert all(i.points > 0 for i in items.ITEMS)
+    assert [i.id for i in items.MANUAL_ITEMS] == ["practice_q1", "practice_q2", "practice_q3", "practice_q4"]
+
+
+def test_unknown_id_names_the_valid_ones():
+    with pytest.raises(KeyError, match="underflow_fraction"):
+        items.get_item("no_such_item")
+
+
+@pytest.mark.parametrize("path", [SOLUTION_NB, STUDENT_NB], ids=["instructor", "student"])
+def test_every_item_has_its_cells(path):
+    cells = nbgrader_cells(read(path))
+    graded = {gid for gid, c in cells.items() if c.metadata.nbgrader.get("grade")}
+    assert graded == {i.id for i in items.ITEMS}, "grade cells and items.py disagree"
+    for item in items.ITEMS:
+        cell = cells[item.id]
+        assert float(cell.metadata.nbgrader.points) == float(item.points)
+        if item.kind == "auto":
+            assert cell.cell_type == "code" and cell.source.strip() == f'check("{item.id}", globals())'
+            assert cell.metadata.nbgrader.locked and not cell.metadata.nbgrader.solution
+            assert cells[item.solution_cell_id].metadata.nbgrader.solution
+        else:
+            assert cell.cell_type == "markdown" and cell.metadata.nbgrader.solution
+
+
+def test_every_auto_item_has_visible_and_hidden_checks():
+    for item in items.AUTO_ITEMS:
+        assert (CHECKS_DIR / f"test_{item.id}.py").is_file(), item.id
+        assert (HIDDEN_DIR / f"test_{item.id}.py").is_file(), item.id
+
+
+def _top_level_names(source: str) -> set:
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return names
+
+
+def test_contract_names_sit_in_their_solution_cells():
+    cells = nbgrader_cells(read(STUDENT_NB))
+    for item in items.AUTO_ITEMS:
+        defined = _top_level_names(cells[item.solution_cell_id].source)
+        assert set(item.names) <= defined, f"{item.id}: {set(item.names) - defined} missing from its cell"
+
+
+def test_student_stubs_raise_naming_the_exercise():
+    """Every contract function and method of the student notebook raises NotImplementedError naming its exercise."""
+    import torch
+    import torch.nn as nn
+    cells = nbgrader_cells(read(STUDENT_NB))
+    namespace = {"torch": torch, "nn": nn}
+    for item in items.AUTO_ITEMS:
+        exec(cells[item.solution_cell_id].source, namespace)
+    calls = {
+        "underflow_fraction": [lambda ns: ns["underflow_fraction"](torch.zeros(3))],
+        "static_loss_scaler": [lambda ns: ns["StaticLossScaler"](),
+                               lambda ns: ns["StaticLossScaler"].scale_loss(None, torch.ones(())),
+                               lambda ns: ns["StaticLossScaler"].unscale_(None, [])],
+        "dynamic_loss_scaler": [lambda ns: ns["DynamicLossScaler"](),
+                                lambda ns: ns["DynamicLossScaler"].update(None, False)],
+        "master_weights": [lambda ns: ns["make_master_params"](nn.Linear(2, 2)),
+                           lambda ns: ns["model_grads_to_master_grads"]([], []),
+                           lambda ns: ns["master_params_to_model_params"]([], [])],
+        "accumulate_gradients": [lambda ns: ns["accumulate_gradients"](None, None, torch.zeros(2), None, 1)],
+        "mixed_precision_train_step": [
+            lambda ns: ns["mixed_precision_train_step"](None, [], None, None, None, None, None, 1)],
+    }
+    for item_id, fns in calls.items():
+        for fn in fns:
+            with pytest.raises(NotImplementedError, match=item_id):
+                fn(namespace)
+    assert namespace["Q5_ANSWER"] is Ellipsis, "the student's Q5 cell should read Q5_ANSWER = ..."

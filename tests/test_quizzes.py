@@ -1,0 +1,58 @@
+"""Quizzes are data: every question has exactly one right answer, and one renderer shows them all."""
+import pytest
+
+from autograder import quiz as quiz_module
+from autograder.quizzes import QUIZZES
+from tests.helpers import STUDENT_NB, read
+
+
+@pytest.mark.parametrize("qid", sorted(QUIZZES))
+def test_exactly_one_right_answer_and_feedback_for_each(qid):
+    question = QUIZZES[qid]
+    assert sum(c.right for c in question.choices) == 1
+    assert len(question.choices) >= 3
+    assert all(c.text.strip() and c.feedback.strip() for c in question.choices)
+
+
+def test_notebook_uses_every_quiz_and_only_known_ones():
+    used = {c.source.strip()[len('quiz("'):-2] for c in read(STUDENT_NB).cells
+            if c.cell_type == "code" and c.source.strip().startswith("quiz(")}
+    assert used == set(QUIZZES)
+
+
+def test_practice_5_matches_its_graded_answer():
+    """The self-check quiz and the graded Q5 agree on the right letter."""
+    from autograder.instructor.reference import reference_namespace
+    right = next(c for c in QUIZZES["practice_5"].choices if c.right)
+    assert right.text.startswith(reference_namespace()["Q5_ANSWER"] + ")")
+
+
+@pytest.fixture
+def shown(monkeypatch):
+    boxes = []
+    monkeypatch.setattr("IPython.display.display", lambda *objs, **kw: boxes.extend(objs))
+    return boxes
+
+
+@pytest.mark.parametrize("qid", sorted(QUIZZES))
+def test_each_choice_shows_its_own_feedback(qid, shown):
+    quiz_module.quiz(qid)
+    box = shown[-1]
+    _, radio, button, feedback = box.children
+    for index, choice in enumerate(QUIZZES[qid].choices):
+        radio.value = index
+        button.click()
+        assert ("lesson20-quiz-right" in feedback.value) == choice.right
+        assert quiz_module._inline_code(choice.feedback) in feedback.value
+
+
+def test_check_without_an_answer_asks_for_one(shown):
+    quiz_module.quiz("warmup_1")
+    _, radio, button, feedback = shown[-1].children
+    button.click()
+    assert "Pick an answer" in feedback.value
+
+
+def test_unknown_quiz_is_a_clear_error():
+    with pytest.raises(KeyError, match="warmup_1"):
+        quiz_module.quiz("nope")

@@ -1,0 +1,96 @@
+"""lessons/ is generated from solutions/, stays in sync, and gives nothing away."""
+import nbformat
+import pytest
+
+from autograder.instructor.release import ClearSolutionsNamed, stale_files
+from tests.helpers import ROOT, SOLUTION_NB, STUDENT_NB, nbgrader_cells, read, solution_regions
+
+
+def test_lessons_are_in_sync_with_solutions():
+    stale = stale_files()
+    assert stale == [], f"run `python -m autograder release`: {stale} differ from a fresh release"
+
+
+def test_lessons_hold_only_the_student_notebook():
+    files = sorted(p.relative_to(ROOT / "lessons").as_posix() for p in (ROOT / "lessons").rglob("*")
+                   if p.is_file())
+    assert files == ["lesson20/lesson20.ipynb"]
+
+
+def _student_text() -> str:
+    return "\n".join(c.source for c in read(STUDENT_NB).cells)
+
+
+def _lines(text: str) -> set:
+    return {ln.split("#")[0].strip() for ln in text.split("\n")} - {""}
+
+
+def test_no_reference_code_in_lessons():
+    """No line that exists only inside a solution region reaches the student notebook."""
+    instructor = read(SOLUTION_NB)
+    regions = solution_regions(instructor)
+    assert len(regions) >= 12
+    inside = set().union(*(_lines("\n".join(lines)) for _, lines in regions))
+    outside = set()
+    for cell in instructor.cells:  # demos and text are public: only solution-only lines are secret
+        kept, skipping = [], False
+        for line in cell.source.split("\n"):
+            if "BEGIN SOLUTION" in line:
+                skipping = True
+            elif "END SOLUTION" in line:
+                skipping = False
+            elif not skipping:
+                kept.append(line)
+        outside |= _lines("\n".join(kept))
+    secret = {ln for ln in inside - outside if len(ln) >= 8}
+    assert len(secret) >= 40
+    leaked = secret & _lines(_student_text())
+    assert not leaked, f"reference lines found in the student notebook: {sorted(leaked)[:5]}"
+
+
+def test_no_model_answer_in_lessons():
+    text = _student_text()
+    answers = [c for gid, c in nbgrader_cells(read(SOLUTION_NB)).items() if gid.startswith("practice_q")]
+    assert len(answers) == 4
+    for cell in answers:
+        assert "Model answer" in cell.source and "Rubric" in cell.source
+        for sentence in cell.source.replace("\n", " ").split(". "):
+            if len(sentence) > 30:
+                assert sentence not in text, f"model answer leaked: {sentence[:60]}"
+    for cell in nbgrader_cells(read(STUDENT_NB)).values():
+        if cell.metadata.nbgrader.get("grade_id", "").startswith("practice_q"):
+            assert cell.source.strip() == "YOUR ANSWER HERE"
+
+
+def _stub(source, grade_id="ex1_solution", cell_type="code"):
+    make = nbformat.v4.new_code_cell if cell_type == "code" else nbformat.v4.new_markdown_cell
+    cell = make(source)
+    cell.metadata["nbgrader"] = {"grade_id": grade_id, "solution": True, "grade": False, "locked": False,
+                                 "schema_version": 3, "task": False}
+    clear = ClearSolutionsNamed()
+    assert clear._replace_solution_region(cell, "python")
+    return cell.source
+
+
+def test_stub_in_a_function_names_exercise_and_function():
+    src = "def f(x):\n    '''doc'''\n    ### BEGIN SOLUTION\n    return x\n    ### END SOLUTION\n"
+    assert _stub(src) == ("def f(x):\n    '''doc'''\n    # YOUR CODE HERE\n"
+                          '    raise NotImplementedError("ex1: write the body of f()")\n')
+
+
+def test_stub_in_a_method_names_the_class():
+    src = "class A:\n    def g(self):\n        ### BEGIN SOLUTION\n        return 1\n        ### END SOLUTION\n"
+    assert 'raise NotImplementedError("ex1: write the body of A.g()")' in _stub(src)
+
+
+def test_top_level_answer_becomes_an_ellipsis():
+    assert _stub('### BEGIN SOLUTION\nANSWER = "b"\n### END SOLUTION') == "ANSWER = ...  # YOUR ANSWER HERE"
+
+
+def test_markdown_answer_becomes_the_text_stub():
+    assert _stub("### BEGIN SOLUTION\nsecret\n### END SOLUTION", cell_type="markdown") == "YOUR ANSWER HERE"
+
+
+def test_unterminated_region_is_an_error():
+    with pytest.raises(RuntimeError, match="no end solution"):
+        _stub("def f():\n    ### BEGIN SOLUTION\n    return 1\n")
