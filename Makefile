@@ -1,7 +1,9 @@
 # Two entry points (see README): `make lesson` opens the lesson, `make test` runs the tests.
 # Both create .venv on first use. torch==2.13.0 is installed first: on the course machines it is a
-# local CPU build; pyproject.toml itself only asks for torch>=2.2.
+# local CPU build; pyproject.toml itself only asks for torch>=2.2. `make lesson TORCH=torch` takes
+# PyPI's default build instead (CUDA on Linux).
 PYTHON ?= python3
+TORCH ?= torch==2.13.0
 VENV := .venv
 PY := $(VENV)/bin/python
 
@@ -12,7 +14,7 @@ setup: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet "$(TORCH)"
 	$(PY) -m pip install --quiet -e ".[dev]"
 	$(PY) -m ipykernel install --sys-prefix --name python3 > /dev/null
 	touch $@
