@@ -27,6 +27,15 @@ def test_practice_5_matches_its_graded_answer():
     assert right.text.startswith(reference_namespace()["Q5_ANSWER"] + ")")
 
 
+def parts(box):
+    """The quiz's radio buttons, Check button and feedback, found by type rather than position."""
+    import ipywidgets as widgets
+    radio = next(w for w in box.children if isinstance(w, widgets.RadioButtons))
+    button = next(w for w in box.children if isinstance(w, widgets.Button))
+    feedback = next(w for w in box.children if "lesson20-quiz-feedback" in w._dom_classes)
+    return radio, button, feedback
+
+
 @pytest.fixture
 def shown(monkeypatch):
     boxes = []
@@ -37,8 +46,7 @@ def shown(monkeypatch):
 @pytest.mark.parametrize("qid", sorted(QUIZZES))
 def test_each_choice_shows_its_own_feedback(qid, shown):
     quiz_module.quiz(qid)
-    box = shown[-1]
-    _, radio, button, feedback = box.children
+    radio, button, feedback = parts(shown[-1])
     for index, choice in enumerate(QUIZZES[qid].choices):
         radio.value = index
         button.click()
@@ -48,7 +56,7 @@ def test_each_choice_shows_its_own_feedback(qid, shown):
 
 def test_check_without_an_answer_asks_for_one(shown):
     quiz_module.quiz("warmup_1")
-    _, radio, button, feedback = shown[-1].children
+    radio, button, feedback = parts(shown[-1])
     button.click()
     assert "Pick an answer" in feedback.value
 
