@@ -1,0 +1,6 @@
+"""python -m benchmarks: see benchmarks/__init__.py."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

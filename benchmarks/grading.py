@@ -1,0 +1,228 @@
+"""Grading throughput: `python -m autograder grade --jobs 2` (sandbox on) against plain serial
+`nbgrader autograde` with nbgrader's defaults, on the same class, in the same run.
+
+The class comes from the project's corpus of submissions (tests/submissions): the reference, the
+untouched stub, buggy variants spread over the items, a few valid alternatives and a few hostile
+ones. Each grader runs as a child process; a sampler adds up the resident memory of its whole
+process tree (kernels and sandboxes included) every 0.1 s.
+"""
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .common import ROOT, format_table, mib
+
+ASSIGNMENT = "lesson20"
+TARGET_RATIO = 0.5
+
+
+@dataclass
+class Config:
+    students: int = 24
+    jobs: int = 2
+    alternatives: int = 2
+    hostile: int = 3
+    timeout: float = 60.0       # our grader: seconds per item (its default)
+    limit_s: int = 3600         # either grader is stopped after this long
+    keep: str = ""              # keep the class, both outputs and the logs in this folder
+
+
+CPU = Config()
+QUICK = Config(students=3, alternatives=0, hostile=0)
+
+
+# ---- the class ----
+
+def pick_variants(config: Config) -> list:
+    """Variant names for the class: reference, stub, hostile and alternatives, then buggy ones
+    taken round-robin over the items they break."""
+    sys.path.insert(0, str(ROOT))
+    from tests import submissions as corpus
+    variants = corpus.VARIANTS
+    # hostile ones that need their own sandbox limits or end in a timeout would mostly measure that timeout
+    hostile = [n for n in corpus.names("hostile") if not variants[n].limits and variants[n].status == "graded"]
+    chosen = ["reference", "stub"] + hostile[:config.hostile] + corpus.names("alternative")[:config.alternatives]
+    by_item = {}
+    for name in corpus.names("buggy"):
+        by_item.setdefault(variants[name].item, []).append(name)
+    queues = list(by_item.values())
+    while len(chosen) < config.students and any(queues):
+        for queue in queues:
+            if queue and len(chosen) < config.students:
+                chosen.append(queue.pop(0))
+    return chosen[:config.students]
+
+
+def write_class(folder: Path, config: Config) -> dict:
+    """folder/<student>/lesson20/lesson20.ipynb; returns student id -> (variant, kind)."""
+    sys.path.insert(0, str(ROOT))
+    from tests import submissions as corpus
+    names = pick_variants(config)
+    students = [f"{i:02d}_{name}" for i, name in enumerate(names)]
+    corpus.write_class(folder, names, students)
+    return {s: (n, corpus.VARIANTS[n].kind) for s, n in zip(students, names)}
+
+
+# ---- running a grader and measuring it ----
+
+def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
+    """Run cmd; return wall seconds, CPU seconds, peak RSS of its process tree and of one process."""
+    import psutil
+    env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    env.pop("NBGRADER_EXECUTION", None)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    with open(log, "w") as out:
+        proc = psutil.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        peak_tree = peak_process = 0
+        while proc.poll() is None:
+            total = 0
+            for p in [proc] + _children(proc):
+                try:
+                    rss = p.memory_info().rss
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    continue
+                total += rss
+                peak_process = max(peak_process, rss)
+            peak_tree = max(peak_tree, total)
+            if time.perf_counter() - start > limit_s:
+                for p in _children(proc) + [proc]:
+                    try:
+                        p.kill()
+                    except psutil.NoSuchProcess:
+                        pass
+            time.sleep(0.1)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    tail = log.read_text(errors="replace").strip().splitlines()[-5:]
+    return {"wall_s": wall, "cpu_s": cpu, "peak_tree_rss": peak_tree, "peak_process_rss": peak_process,
+            "returncode": proc.returncode, "log_tail": tail}
+
+
+def _children(proc):
+    import psutil
+    try:
+        return proc.children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def grade_ours(work: Path, config: Config) -> dict:
+    out = work / "ours"
+    run = measured([sys.executable, "-m", "autograder", "grade", str(work / "submitted"), "--out", str(out),
+                    "--jobs", str(config.jobs), "--timeout", str(config.timeout), "--quiet"],
+                   ROOT, work / "ours.log", config.limit_s)
+    doc = json.loads((out / "grades.json").read_text()) if (out / "grades.json").exists() else {"students": {}}
+    run["scores"] = {s: row.get("total") for s, row in doc["students"].items()}
+    run["statuses"] = {s: row.get("status") for s, row in doc["students"].items()}
+    return run
+
+
+PLAIN_CONFIG = '''# nbgrader's defaults: no custom preprocessors, Execute with its 30 s per cell
+c = get_config()  # noqa: F821
+c.CourseDirectory.course_id = "lesson20"
+'''
+
+
+def grade_plain(work: Path, config: Config) -> dict:
+    """A bare nbgrader course with the same notebooks: generate_assignment, then serial autograde."""
+    course = work / "plain"
+    (course / "source" / ASSIGNMENT).mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", course / "source" / ASSIGNMENT)
+    shutil.copytree(work / "submitted", course / "submitted")
+    (course / "nbgrader_config.py").write_text(PLAIN_CONFIG)
+    nbgrader = [sys.executable, "-m", "nbgrader"]
+    generate = measured(nbgrader + ["generate_assignment", ASSIGNMENT, "--force"], course,
+                        work / "plain-generate.log", config.limit_s)
+    run = measured(nbgrader + ["autograde", ASSIGNMENT], course, work / "plain-autograde.log", config.limit_s)
+    run["generate_s"] = generate["wall_s"]
+    run["scores"], run["statuses"] = _plain_scores(course)
+    return run
+
+
+def _plain_scores(course: Path):
+    from nbgrader.api import Gradebook, MissingEntry
+    scores, statuses = {}, {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id="lesson20") as gb:
+        for student in sorted(p.name for p in (course / "submitted").iterdir()):
+            try:
+                submission = gb.find_submission(ASSIGNMENT, student)
+            except MissingEntry:
+                scores[student], statuses[student] = None, "failed"
+                continue
+            scores[student], statuses[student] = submission.code_score, "graded"
+    return scores, statuses
+
+
+# ---- the benchmark ----
+
+def run(config: Config, device: torch.device) -> dict:
+    from autograder.sandbox import have_bwrap
+    work = Path(config.keep) if config.keep else Path(tempfile.mkdtemp(prefix="lesson20-grading-"))
+    if config.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        students = write_class(work / "submitted", config)
+        n = len(students)
+        ours = grade_ours(work, config)
+        plain = grade_plain(work, config)
+    finally:
+        if not config.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    rows = []
+    for label, r in ((f"autograder grade --jobs {config.jobs}", ours), ("nbgrader autograde (serial)", plain)):
+        rows.append({"grader": label, "wall_s": r["wall_s"], "per_submission_s": r["wall_s"] / n,
+                     "cpu_s": r["cpu_s"], "peak_tree_mib": mib(r["peak_tree_rss"]),
+                     "peak_process_mib": mib(r["peak_process_rss"]), "returncode": r["returncode"],
+                     "graded": sum(s == "graded" for s in r["statuses"].values()), "log_tail": r["log_tail"]})
+    kinds = {}
+    for student, (variant, kind) in students.items():
+        kinds.setdefault(kind, []).append(student)
+    by_kind = {kind: {"students": len(members),
+                      "ours_mean_total": _mean(ours["scores"].get(s) for s in members),
+                      "nbgrader_mean_total": _mean(plain["scores"].get(s) for s in members)}
+               for kind, members in kinds.items()}
+    summary = {
+        "students": n, "sandbox": "bubblewrap" if have_bwrap() else "resource-limited subprocess (weaker)",
+        "ratio": ours["wall_s"] / plain["wall_s"],
+        "ratio_with_generate": ours["wall_s"] / (plain["wall_s"] + plain["generate_s"]),
+        "plain_generate_s": plain["generate_s"], "target_ratio": TARGET_RATIO,
+        "within_target": ours["wall_s"] / plain["wall_s"] <= TARGET_RATIO,
+        "by_kind": by_kind,
+        "class": {s: v for s, (v, _) in students.items()},
+        "scores": {s: {"ours": ours["scores"].get(s), "nbgrader": plain["scores"].get(s),
+                       "ours_status": ours["statuses"].get(s)} for s in students},
+    }
+    return {"rows": rows, "summary": summary}
+
+
+def _mean(values):
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def table(result: dict) -> str:
+    s = result["summary"]
+    columns = [("grader", "grader", ""), ("wall s", "wall_s", ".1f"), ("s / submission", "per_submission_s", ".2f"),
+               ("CPU s", "cpu_s", ".1f"), ("peak tree MiB", "peak_tree_mib", ".0f"),
+               ("peak process MiB", "peak_process_mib", ".0f"), ("graded", "graded", "d")]
+    kinds = [{"kind": k, **v} for k, v in s["by_kind"].items()]
+    return (format_table(result["rows"], columns)
+            + f"\n{s['students']} submissions; sandbox: {s['sandbox']}; nbgrader's generate_assignment"
+            f" (not timed above) {s['plain_generate_s']:.1f} s"
+            f"\nratio ours / nbgrader: {s['ratio']:.2f} (with generate_assignment: {s['ratio_with_generate']:.2f});"
+            f" target <= {s['target_ratio']}: {'met' if s['within_target'] else 'NOT met'}\n\n"
+            + format_table(kinds, [("kind", "kind", ""), ("students", "students", "d"),
+                                   ("mean total, ours", "ours_mean_total", ".2f"),
+                                   ("mean total, nbgrader", "nbgrader_mean_total", ".2f")]))

@@ -1,0 +1,63 @@
+"""How long the lesson takes: every instructor notebook run headless (nbclient), full-length demos."""
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .common import ROOT, format_table
+
+TARGET_SECONDS = 90.0
+
+
+@dataclass
+class Config:
+    notebooks: str = "solutions/*/*.ipynb"   # glob, relative to the repository
+    cell_timeout: int = 600                 # seconds per cell
+
+
+CPU = Config()
+QUICK = CPU
+
+
+def run_notebook(path: Path, config: Config, device: torch.device) -> dict:
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    nb = nbformat.read(str(path), as_version=4)
+    env = {k: v for k, v in os.environ.items() if k != "NBGRADER_EXECUTION"}  # the demos at full length
+    env["LESSON20_DEVICE"] = device.type
+    client = NotebookClient(nb, timeout=config.cell_timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}})
+    start = time.perf_counter()
+    error = ""
+    try:
+        client.execute(env=env)
+    except CellExecutionError as exc:
+        error = str(exc).strip().splitlines()[-1][:300]
+    seconds = time.perf_counter() - start
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    return {"notebook": str(path.relative_to(ROOT)), "code_cells": len(code), "seconds": seconds,
+            "status": "error" if error else "ok", "error": error}
+
+
+def run(config: Config, device: torch.device) -> dict:
+    paths = sorted(ROOT.glob(config.notebooks))
+    if not paths:
+        raise SystemExit(f"no notebooks match {config.notebooks!r} under {ROOT}")
+    rows = [run_notebook(p, config, device) for p in paths]
+    total = sum(r["seconds"] for r in rows)
+    return {"rows": rows, "summary": {"total_seconds": total, "target_seconds": TARGET_SECONDS,
+                                      "within_target": total < TARGET_SECONDS,
+                                      "errors": sum(r["status"] != "ok" for r in rows)}}
+
+
+def table(result: dict) -> str:
+    s = result["summary"]
+    rows = result["rows"] + [{"notebook": "total", "seconds": s["total_seconds"]}]
+    return (format_table(rows, [("notebook", "notebook", ""), ("code cells", "code_cells", "d"),
+                                ("seconds", "seconds", ".1f"), ("status", "status", "")])
+            + f"\ntarget: under {s['target_seconds']:.0f} s in total: {'met' if s['within_target'] else 'NOT met'}"
+            + "".join(f"\n{r['notebook']}: {r['error']}" for r in result["rows"] if r["error"]))
