@@ -13,12 +13,12 @@ def _instructor(what: str):
 
 
 def cmd_check(args):
+    if args.all:
+        _instructor("check --all")
     from .extract import read_notebook
     from .grading import grade_notebook
     from .items import AUTO_ITEMS
     from .sandbox import Limits
-    if args.all:
-        _instructor("check --all")
     try:
         nb = read_notebook(Path(args.notebook))
     except (ValueError, FileNotFoundError) as exc:
@@ -56,7 +56,8 @@ def cmd_grade(args):
     except ValueError as exc:
         raise SystemExit(str(exc))
     doc = run(args.submitted_dir, args.out, jobs=args.jobs, db_url=args.db_url, timeout=args.timeout,
-              memory_mb=args.memory_mb, students=args.students, shard=shard, progress=not args.quiet)
+              memory_mb=args.memory_mb, students=args.students, shard=shard, progress=not args.quiet,
+              force=args.force)
     counts = {}
     for row in doc["students"].values():
         counts[row["status"]] = counts.get(row["status"], 0) + 1
@@ -68,11 +69,11 @@ def cmd_grade(args):
 
 def cmd_export(args):
     _instructor("export")
-    from .instructor.gradebook import export
+    from .instructor.gradebook import export, normalise_db_url
     out = Path(args.out).resolve()
-    students = sorted(p.stem for p in (out / "state").glob("*.json"))
-    export(out, args.db_url or f"sqlite:///{out / 'gradebook.db'}", students)
-    print(f"Wrote {out / 'grades.json'} and grades.csv for {len(students)} students.")
+    out.mkdir(parents=True, exist_ok=True)
+    doc = export(out, normalise_db_url(args.db_url or f"sqlite:///{out / 'gradebook.db'}"), sources=args.sources)
+    print(f"Wrote {out / 'grades.json'} and grades.csv for {len(doc['students'])} students.")
     return 0
 
 
@@ -102,12 +103,16 @@ def main(argv=None):
                    help="grade only students whose id matches one of these patterns, e.g. 'a*'")
     p.add_argument("--shard", default=None, metavar="I/N",
                    help="grade only shard I of N (1-based), so N machines can share one class")
+    p.add_argument("--force", action="store_true",
+                   help="grade the selected students again even if nothing changed since the last run")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_grade)
 
     p = sub.add_parser("export", help="rewrite grades.json and grades.csv from the gradebook (after manual grading)")
-    p.add_argument("--out", required=True)
-    p.add_argument("--db-url", default=None)
+    p.add_argument("--out", required=True, help="the --out folder of a `grade` run; the files are written here")
+    p.add_argument("--db-url", default=None, help="SQLAlchemy URL of the gradebook (default: SQLite in --out)")
+    p.add_argument("--from", dest="sources", nargs="+", default=[], metavar="OUT_DIR",
+                   help="also take the students graded into these --out folders (other shards)")
     p.set_defaults(func=cmd_export)
 
     args = parser.parse_args(argv)

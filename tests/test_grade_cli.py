@@ -1,0 +1,271 @@
+"""`python -m autograder grade` on a small class: the files it writes, resuming, re-running, subsets.
+
+One class is graded once for the module, and that first run is killed part-way, so the grades
+every other test reads come from a resumed run.
+"""
+import ast
+import hashlib
+import html
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.instructor.grade import parse_shard, select_students
+from autograder.items import ASSIGNMENT, AUTO_ITEMS, ITEMS
+from tests.helpers import ROOT, SOLUTION_NB, STUDENT_NB
+
+pytestmark = pytest.mark.slow
+
+# student folder -> what they handed in
+CLASS = {
+    "ref": {"lesson20/lesson20.ipynb": SOLUTION_NB},
+    "stub": {"lesson20/lesson20.ipynb": STUDENT_NB},
+    "renamed": {"lesson20/lesson20 (1).ipynb": SOLUTION_NB},
+    "x-broken": {"lesson20/lesson20.ipynb": "truncated"},
+    "x-nofolder": {"lesson-20/lesson20.ipynb": SOLUTION_NB},
+    "bad id": {"lesson20/lesson20.ipynb": SOLUTION_NB},
+}
+EXPECTED = {  # student -> (status, total, words in the reason)
+    "ref": ("graded", 12.0, ""),
+    "stub": ("graded", 0.0, ""),
+    "renamed": ("graded", 12.0, "graded lesson20 (1).ipynb as lesson20.ipynb"),
+    "x-broken": ("failed", 0.0, "could not be read as a Jupyter notebook"),
+    "x-nofolder": ("failed", 0.0, "no lesson20/ folder"),
+    "bad id": ("failed", 0.0, "not a usable student id"),
+}
+
+
+def write_class(folder: Path, students=CLASS) -> Path:
+    for student, files in students.items():
+        for name, source in files.items():
+            path = folder / student / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if source == "truncated":
+                path.write_bytes(SOLUTION_NB.read_bytes()[:3000])
+            else:
+                shutil.copyfile(source, path)
+    return folder
+
+
+def grade_command(submitted, out, *extra) -> list:
+    return [sys.executable, "-m", "autograder", "grade", str(submitted), "--out", str(out), "--quiet", *extra]
+
+
+def grade(submitted, out, *extra, cwd=None) -> str:
+    """Run the command to the end; return what it printed."""
+    proc = subprocess.run(grade_command(submitted, out, *extra), cwd=cwd or ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout + proc.stderr
+
+
+def counts(output: str) -> tuple:
+    """(graded now, unchanged) from the command's first line."""
+    m = re.search(r"(\d+) students selected: grading (\d+), (\d+) unchanged", output)
+    assert m, output
+    return int(m.group(2)), int(m.group(3))
+
+
+def snapshot(out: Path) -> dict:
+    return {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def descendants(pid: int) -> set:
+    """Every process below `pid`, from the parent ids in /proc."""
+    parents = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        kids = {child for child, ppid in parents.items() if ppid == parent} - found
+        found |= kids
+        todo += kids
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The class graded into OUT by a run killed part-way, then resumed."""
+    base = tmp_path_factory.mktemp("grade_cli")
+    submitted, out = write_class(base / "submitted"), base / "out"
+    first = subprocess.Popen(grade_command(submitted, out, "--jobs", "2"), cwd=base,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    sandboxed = [out / "state" / f"{s}.json" for s in ("ref", "stub", "renamed")]
+    while not any(p.exists() for p in sandboxed) and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)  # until a student graded in a worker process (with a sandbox) is done
+    helpers = descendants(first.pid)
+    first.send_signal(signal.SIGKILL)  # as a scheduler, the OOM killer or a power cut would
+    first.wait()
+    before = {p.name: p.read_bytes() for p in (out / "state").glob("*.json")}
+    time.sleep(3)
+    leftover = {pid for pid in helpers if alive(pid)}
+    resumed = grade(submitted, out, "--jobs", "2", cwd=base)  # from another folder: paths must not matter
+    return {"base": base, "submitted": submitted, "out": out, "before": before, "resumed": resumed,
+            "leftover": leftover, "helpers": helpers,
+            "grades": json.loads((out / "grades.json").read_text())}
+
+
+def test_an_interrupted_run_resumes_without_regrading(graded):
+    before = graded["before"]
+    assert 1 <= len(before) < len(CLASS), "the first run was not interrupted part-way"
+    assert counts(graded["resumed"]) == (len(CLASS) - len(before), len(before))
+    for name, data in before.items():  # students finished before the kill were not graded again
+        assert (graded["out"] / "state" / name).read_bytes() == data
+    assert graded["helpers"], "the grading processes were not seen"
+    assert not graded["leftover"], f"processes outlived the killed run: {graded['leftover']}"
+
+
+def test_grades_json_has_every_student_and_every_autograded_item(graded):
+    doc = graded["grades"]
+    assert set(doc) == {"assignment", "students"}
+    assert doc["assignment"] == ASSIGNMENT
+    assert set(doc["students"]) == set(CLASS)
+    auto = {item.id: float(item.points) for item in AUTO_ITEMS}
+    for student, row in doc["students"].items():
+        assert set(row) == {"status", "reason", "items", "total", "max_total"}, student
+        assert set(row["items"]) == set(auto), f"{student}: only autograded items before manual grading"
+        for grade_id, entry in row["items"].items():
+            assert set(entry) == {"score", "max_score"}
+            assert isinstance(entry["score"], float) and entry["max_score"] == auto[grade_id]
+        assert row["total"] == sum(e["score"] for e in row["items"].values())
+        assert row["max_total"] == sum(auto.values()) == 12.0
+
+
+@pytest.mark.parametrize("student", sorted(EXPECTED))
+def test_each_submission_gets_a_status_and_a_reason(graded, student):
+    status, total, words = EXPECTED[student]
+    row = graded["grades"]["students"][student]
+    assert (row["status"], row["total"]) == (status, total), row
+    assert words in row["reason"]
+    if total == 12.0:
+        assert all(e["score"] == e["max_score"] for e in row["items"].values())
+    if status == "failed":
+        assert all(e["score"] == 0.0 for e in row["items"].values())
+
+
+def test_grades_csv_has_one_row_per_student_and_a_column_per_grade_id(graded):
+    lines = (graded["out"] / "grades.csv").read_text().splitlines()
+    assert lines[0].split(",") == ["student_id", *(item.id for item in ITEMS), "total"]
+    rows = {}
+    for line in lines[1:]:
+        cells = line.split(",")
+        rows[cells[0]] = cells
+    assert set(rows) == set(CLASS) and len(lines) == len(CLASS) + 1
+    for student, row in graded["grades"]["students"].items():
+        cells = rows[student]
+        assert float(cells[-1]) == row["total"]
+        for item, cell in zip(ITEMS, cells[1:-1]):
+            expected = row["items"].get(item.id, {}).get("score", "")
+            assert (float(cell) if cell else "") == expected, (student, item.id)
+
+
+def _hidden_code_lines() -> set:
+    """Lines of code of the hidden checks: not docstrings, comments or message text, which students may see."""
+    lines = set()
+    for path in (ROOT / "autograder" / "instructor" / "hidden").glob("test_*.py"):
+        source = path.read_text()
+        text_only = set()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                text_only.update(range(node.lineno, node.end_lineno + 1))
+        for number, line in enumerate(source.splitlines(), 1):
+            line = line.strip()
+            if number not in text_only and len(line) >= 25 and not line.startswith(("#", '"', "'", 'f"', "f'")):
+                lines.add(line)
+    return lines
+
+
+def test_feedback_for_every_student_without_the_hidden_checks(graded):
+    feedback = graded["out"] / "feedback"
+    secret = _hidden_code_lines()
+    assert len(secret) > 20
+    for student in CLASS:
+        pages = list((feedback / student / ASSIGNMENT).glob("*.html"))
+        assert pages, f"no feedback for {student}"
+        text = html.unescape(re.sub(r"<[^>]+>", "", pages[0].read_text()))
+        leaked = [line for line in secret if line in text]
+        assert not leaked, f"hidden check source in {student}'s feedback: {leaked[:3]}"
+        row = graded["grades"]["students"][student]
+        if row["status"] == "graded":  # nbgrader's feedback, with our report in each test cell
+            for grade_id, entry in row["items"].items():
+                assert re.search(rf"{grade_id}: \d+ of \d+ checks pass, {entry['score']:g} of "
+                                 rf"{entry['max_score']:g} points", text), (student, grade_id)
+        else:
+            assert "could not be graded" in text and EXPECTED[student][2] in text
+
+
+def test_gradebook_holds_per_cell_scores(graded):
+    from nbgrader.api import Gradebook, MissingEntry
+    with Gradebook(f"sqlite:///{graded['out'] / 'gradebook.db'}", course_id="lesson20") as gb:
+        assert sorted(s.id for s in gb.students) == sorted(s for s in CLASS if " " not in s)
+        for student in ("ref", "stub", "renamed", "x-broken", "x-nofolder"):
+            scores = {g.name: g.score for g in gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student).grades}
+            for item in AUTO_ITEMS:
+                expected = item.points if EXPECTED[student][1] == 12.0 else 0.0
+                assert scores[item.id] == expected, (student, item.id)
+        with pytest.raises(MissingEntry):
+            gb.find_student("bad id")
+
+
+def test_running_again_changes_nothing(graded):
+    out = graded["out"]
+    before = snapshot(out)
+    output = grade(graded["submitted"], out, "--jobs", "2")
+    assert counts(output) == (0, len(CLASS))
+    assert snapshot(out) == before
+
+
+def test_a_resubmission_is_regraded_and_old_scores_do_not_survive(graded, tmp_path):
+    submitted, out = tmp_path / "submitted", tmp_path / "out"
+    shutil.copytree(graded["submitted"], submitted)
+    shutil.copytree(graded["out"], out)
+    (submitted / "ref" / "lesson20" / "lesson20.ipynb").write_text("{ not a notebook")
+    output = grade(submitted, out, "--jobs", "1")
+    assert counts(output) == (1, len(CLASS) - 1)
+    row = json.loads((out / "grades.json").read_text())["students"]["ref"]
+    assert (row["status"], row["total"]) == ("failed", 0.0)
+    assert "could not be graded" in (out / "feedback" / "ref" / ASSIGNMENT / "lesson20.html").read_text()
+    assert not (out / "autograded" / "ref").exists()
+
+
+def test_students_and_shards_select_the_right_subsets(graded, tmp_path):
+    submitted = graded["submitted"]
+    assert select_students(submitted, ["x-*"]) == ["x-broken", "x-nofolder"]
+    assert select_students(submitted, ["r*", "bad*"]) == ["bad id", "ref", "renamed"]
+    shards = [select_students(submitted, shard=(i, 3)) for i in (1, 2, 3)]
+    assert sorted(sum(shards, [])) == sorted(CLASS), "shards must partition the class"
+    with pytest.raises(ValueError):
+        parse_shard("0/2")
+    # through the command line, on the cheap (unreadable) submissions: a proper subset of those
+    picked = ["x-*", "bad*"]
+    index, count = next((i, n) for n in (2, 3, 4, 5) for i in range(1, n + 1)
+                        if 0 < len(select_students(submitted, picked, (i, n))) < 3)
+    expected = select_students(submitted, picked, (index, count))
+    out = tmp_path / "out"
+    output = grade(submitted, out, "--students", *picked, "--shard", f"{index}/{count}")
+    assert counts(output) == (len(expected), 0)
+    assert sorted(json.loads((out / "grades.json").read_text())["students"]) == expected
+    assert sorted(p.stem for p in (out / "state").glob("*.json")) == expected
+    bad = subprocess.run(grade_command(submitted, out, "--shard", "3/2"), capture_output=True, text=True)
+    assert bad.returncode != 0 and "--shard takes i/n" in bad.stderr

@@ -1,0 +1,245 @@
+"""The student package: built from the repo, it has what a student needs and none of the answers.
+
+The wheel (and the sdist `python -m build` makes with it) is built from a copy of the working
+tree, scanned for anything from the instructor's side (derived from solutions/, never typed in
+here), then installed on its own, without the repository, to prove a student can use it.
+"""
+import ast
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder.items import AUTO_ITEMS
+from tests.helpers import ROOT, SOLUTION_NB, STUDENT_NB, read, solution_regions
+
+pytestmark = pytest.mark.slow
+
+STUDENT_MODULES = [  # what the notebooks and `python -m autograder check` run on a student's machine
+    "autograder/__init__.py", "autograder/__main__.py", "autograder/items.py", "autograder/lesson.py",
+    "autograder/plots.py", "autograder/quiz.py", "autograder/quizzes.py", "autograder/grading.py",
+    "autograder/extract.py", "autograder/runner.py", "autograder/report.py", "autograder/sandbox.py",
+    "autograder/sandbox_worker.py", "autograder/checks/__init__.py", "autograder/checks/expect.py",
+    "autograder/checks/probes.py", "autograder/checks/pytest.ini",
+]
+
+
+def _source_tree(dest: Path) -> Path:
+    """The files a fresh clone would have, plus uncommitted work: never the venv or old builds."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True)
+    if listed.returncode == 0:
+        for name in filter(None, listed.stdout.decode().split("\0")):
+            if (ROOT / name).is_file():
+                (dest / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / name, dest / name)
+    else:  # not a git checkout
+        shutil.copytree(ROOT, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
+            ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "test-artifacts"))
+    return dest
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory):
+    """{"wheel": path, "sdist": path} built by `python -m build` from a copy of the repository."""
+    pytest.importorskip("build", reason="the `build` package is needed: pip install build")
+    base = tmp_path_factory.mktemp("wheel")
+    src = _source_tree(base / "src")
+    out = base / "dist"
+    attempts = [[], ["--no-isolation", "--skip-dependency-check"]]  # the second needs no package index
+    for extra in attempts:
+        done = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), *extra, str(src)],
+                              capture_output=True, text=True, timeout=600)
+        if done.returncode == 0:
+            break
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return {"wheel": next(out.glob("*.whl")), "sdist": next(out.glob("*.tar.gz")), "base": base}
+
+
+def _files(archive: Path) -> dict:
+    """Path inside the package -> bytes, for a wheel or an sdist (whose top folder is dropped)."""
+    if archive.suffix == ".whl":
+        with zipfile.ZipFile(archive) as z:
+            return {n: z.read(n) for n in z.namelist() if not n.endswith("/")}
+    with tarfile.open(archive) as t:
+        return {m.name.split("/", 1)[1]: t.extractfile(m).read() for m in t.getmembers() if m.isfile()}
+
+
+def _lines(text: str) -> set:
+    return {ln.split("#")[0].strip() for ln in text.split("\n")} - {""}
+
+
+def solution_only_lines() -> set:
+    """Lines that appear only between the solution markers of the instructor notebook.
+
+    Short lines and block headers (`with torch.no_grad():`) are left out: they are too common to
+    identify an answer, and appear in the visible checks in their own right."""
+    nb = read(SOLUTION_NB)
+    inside = set().union(*(_lines("\n".join(lines)) for _, lines in solution_regions(nb)))
+    outside = set()
+    for cell in nb.cells:
+        kept, skipping = [], False
+        for line in cell.source.split("\n"):
+            if "BEGIN SOLUTION" in line:
+                skipping = True
+            elif "END SOLUTION" in line:
+                skipping = False
+            elif not skipping:
+                kept.append(line)
+        outside |= _lines("\n".join(kept))
+    return {ln for ln in inside - outside if len(ln) >= 20 and not ln.endswith(":")}
+
+
+def model_answer_sentences() -> set:
+    """Sentences of the markdown model answers (the written practice questions)."""
+    sentences = set()
+    for cell in read(SOLUTION_NB).cells:
+        nbgrader = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "markdown" and nbgrader.get("solution"):
+            text = cell.source.replace("**Model answer.**", " ")
+            sentences |= {s.strip() for s in re.split(r"(?<=[.;:!?])\s+", text) if len(s.strip()) >= 40}
+    return sentences
+
+
+def notebook_imports() -> set:
+    """autograder modules the student notebook imports, as paths inside the package."""
+    paths = set()
+    for cell in read(STUDENT_NB).cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse("\n".join(ln for ln in cell.source.split("\n") if not ln.lstrip().startswith(("%", "!"))))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("autograder"):
+                base = node.module.replace(".", "/")
+                for alias in node.names:
+                    candidate = f"{base}/{alias.name}.py"
+                    paths.add(candidate if (ROOT / candidate).exists() else
+                              f"{base}/__init__.py" if (ROOT / base).is_dir() else f"{base}.py")
+            elif isinstance(node, ast.Import):
+                paths |= {a.name.replace(".", "/") + "/__init__.py" for a in node.names if a.name.startswith("autograder")}
+    return paths
+
+
+def test_the_wheel_has_what_a_student_needs(dist):
+    names = set(_files(dist["wheel"]))
+    visible = {f"autograder/checks/test_{item.id}.py" for item in AUTO_ITEMS}
+    imported = notebook_imports()
+    assert {"autograder/lesson.py", "autograder/quiz.py"} <= imported, imported
+    missing = sorted((set(STUDENT_MODULES) | visible | imported) - names)
+    assert not missing, f"the wheel lacks {missing}"
+
+
+@pytest.mark.parametrize("kind", ["wheel", "sdist"])
+def test_the_package_carries_no_instructor_material(dist, kind):
+    files = _files(dist[kind])
+    names = sorted(files)
+    assert names, "empty archive"
+    forbidden_paths = [n for n in names if re.search(r"(^|/)(instructor|hidden|solutions|lessons|tests)(/|$)", n)
+                       or n.endswith(".ipynb")]
+    assert not forbidden_paths, f"instructor material in the {kind}: {forbidden_paths}"
+
+    instructor = {hashlib.sha256(p.read_bytes()).hexdigest(): p.relative_to(ROOT).as_posix()
+                  for p in (ROOT / "autograder" / "instructor").rglob("*.py")}
+    copies = [(n, instructor[hashlib.sha256(b).hexdigest()]) for n, b in files.items()
+              if hashlib.sha256(b).hexdigest() in instructor and b.strip()]
+    assert not copies, f"copies of instructor files in the {kind}: {copies}"
+
+    secret, answers = solution_only_lines(), model_answer_sentences()
+    assert len(secret) >= 30 and len(answers) >= 8, "could not read the answers out of the instructor notebook"
+    visible_tests = set()
+    for p in (ROOT / "autograder" / "checks").glob("test_*.py"):
+        visible_tests |= set(re.findall(r"def (test_\w+)", p.read_text()))
+    hidden_tests = set()
+    for p in (ROOT / "autograder" / "instructor" / "hidden").glob("test_*.py"):
+        hidden_tests |= set(re.findall(r"def (test_\w+)", p.read_text())) - visible_tests
+    assert hidden_tests
+    for name, data in files.items():
+        text = data.decode("utf-8", errors="replace")
+        assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text, name
+        leaked = secret & _lines(text)
+        assert not leaked, f"reference code in {name} of the {kind}: {sorted(leaked)[:3]}"
+        leaked = [s for s in answers if s in text]
+        assert not leaked, f"model answers in {name} of the {kind}: {leaked[:2]}"
+        leaked = sorted(t for t in hidden_tests if re.search(rf"\b{t}\b", text))
+        assert not leaked, f"hidden checks named in {name} of the {kind}: {leaked[:3]}"
+
+
+@pytest.fixture(scope="module")
+def installed(dist):
+    """The wheel installed into a folder of its own (no dependencies: they are this venv's)."""
+    target = dist["base"] / "site"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile",
+                           "--target", str(target), str(dist["wheel"])], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    work = dist["base"] / "student"  # a student's folder: no repository in sight
+    work.mkdir()
+    shutil.copyfile(SOLUTION_NB, work / "finished.ipynb")
+    return target, work
+
+
+BOOT = """# Run Python as if only the wheel were installed: without this venv's editable install of the repo.
+import runpy, sys
+target, mode, rest = sys.argv[1], sys.argv[2], sys.argv[3:]
+sys.meta_path[:] = [f for f in sys.meta_path if "__editable__" not in getattr(f, "__module__", "")]
+sys.path_hooks[:] = [h for h in sys.path_hooks if "__editable__" not in getattr(h, "__module__", "")]
+sys.path[:] = [target] + [p for p in sys.path[1:] if "__editable__" not in p]
+sys.path_importer_cache.clear()
+if mode == "-m":
+    sys.argv = ["python -m " + rest[0], *rest[1:]]
+    runpy.run_module(rest[0], run_name="__main__", alter_sys=True)
+else:
+    exec(compile(rest[0], "<student>", "exec"), {"__name__": "__main__"})
+"""
+
+
+def student_python(installed, *args, timeout=300):
+    """This venv's Python and libraries, with the wheel installed in place of the repository.
+
+    Not `python -S`: the sandbox binds the interpreter's venv, which -S would hide."""
+    target, work = installed
+    boot = work.parent / "boot" / "boot.py"
+    boot.parent.mkdir(exist_ok=True)
+    boot.write_text(BOOT)
+    return subprocess.run([sys.executable, str(boot), str(target), *args], cwd=work, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_the_installed_wheel_gives_students_their_imports(installed):
+    target, _ = installed
+    done = student_python(installed, "-c", (
+        "import importlib.util, autograder\n"
+        "from autograder import lesson, plots\n"
+        "from autograder.checks import check\n"
+        "from autograder.quiz import quiz\n"
+        "print(autograder.__file__)\n"
+        "print(importlib.util.find_spec('autograder.instructor'))\n"))
+    assert done.returncode == 0, done.stderr
+    where, instructor = done.stdout.split()
+    assert where.startswith(str(target)), f"imported {where}, not the installed wheel"
+    assert instructor == "None", "the instructor package is importable from the student install"
+
+
+def test_the_installed_wheel_checks_a_notebook_with_the_visible_checks(installed):
+    done = student_python(installed, "-m", "autograder", "check", "finished.ipynb")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "total 12 of 12 points (visible checks only" in done.stdout
+    assert "hidden" not in done.stdout.replace("the grader also runs hidden ones", "")
+
+
+@pytest.mark.parametrize("command", [["check", "--all", "finished.ipynb"], ["grade", ".", "--out", "out"],
+                                     ["release"], ["export", "--out", "out"]])
+def test_instructor_commands_say_they_need_the_course_repository(installed, command):
+    done = student_python(installed, "-m", "autograder", *command, timeout=120)
+    assert done.returncode != 0
+    assert "needs the course repository" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
