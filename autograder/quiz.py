@@ -4,6 +4,13 @@ import re
 
 from .quizzes import QUIZZES
 
+# ipywidgets gives each radio label a fixed one-line height, so a long choice that wraps is drawn over
+# the next one (and hides its button); let the labels grow, with the text hanging beside the button.
+_CHOICE_STYLE = """<style>
+.lesson20-quiz .widget-radio-box label {height: auto; line-height: 1.4; display: flex; margin-bottom: 0.4em}
+.lesson20-quiz .widget-radio-box input {float: none; flex: none; order: -1; height: 1.4em}
+</style>"""
+
 
 def _inline_code(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
@@ -35,6 +42,6 @@ def quiz(question_id: str):
                           f"<b>{verdict}</b> {_inline_code(choice.feedback)}</span>")
 
     button.on_click(on_check)
-    box = widgets.VBox([prompt, radio, button, feedback])
+    box = widgets.VBox([widgets.HTML(_CHOICE_STYLE), prompt, radio, button, feedback])
     box.add_class("lesson20-quiz")
     display(box)
