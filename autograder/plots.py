@@ -31,7 +31,8 @@ def plot_fp16_histogram(values: torch.Tensor, title: str = "", ax=None):
     logs = _log2_magnitudes(values)
     if ax is None:
         _, ax = plt.subplots(figsize=(8, 3.5))
-    ax.set_xlim(min(-40.0, float(logs.min()) - 1 if len(logs) else -40.0), 20)
+    lo, hi = (float(logs.min()) - 1, float(logs.max()) + 1) if len(logs) else (-40.0, 20.0)
+    ax.set_xlim(min(-40.0, lo), max(20.0, hi))  # wide enough for values scaled past fp16's max
     _mark_fp16_range(ax)
     ax.hist(logs.numpy(), bins=120, range=ax.get_xlim(), color="tab:blue")
     ax.set_xlabel("log2 |value|")
