@@ -1,0 +1,122 @@
+"""The course as an instructor meets it: nbgrader's formgrader, in JupyterLab, on a class graded by
+`python -m autograder grade`, started the way the README says (JupyterLab in OUT)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from playwright.sync_api import expect
+
+from autograder.items import ASSIGNMENT, MANUAL_ITEMS
+
+REPO = Path(__file__).resolve().parents[2]
+ANSWERS = {item.id: f"Bob's answer to {item.title.split(':')[0]}: fp16 runs out of range." for item in MANUAL_ITEMS}
+SCORED = MANUAL_ITEMS[1].id  # the written answer the test grades in formgrader
+SCORE = 1.5
+
+pytestmark = pytest.mark.browser
+
+
+class FormgraderUnavailable(AssertionError):
+    """The formgrader page shows nbgrader's error page instead of the course."""
+
+
+# OUT/nbgrader_config.py sets CourseDirectory.root to the repository, which is not inside OUT, so
+# formgrader refuses the set-up ("course directory root is not a subdirectory of the notebook server
+# root") and answers every page with an error. Remove this marker once `grade` writes a config that
+# works from OUT (the tests then XPASS, which strict mode reports as a failure).
+formgrader_broken = pytest.mark.xfail(
+    raises=FormgraderUnavailable, strict=True,
+    reason="product bug: OUT/nbgrader_config.py puts the course root outside OUT, so formgrader errors")
+
+
+@pytest.fixture(scope="module")
+def graded_class(tmp_path_factory, browser_type_launch_args, instructor_notebook, student_notebook):
+    """OUT of `python -m autograder grade` on a class of two: alice handed in the reference notebook,
+    bob the student notebook with his written answers filled in."""
+    base = tmp_path_factory.mktemp("class")
+    submitted, out = base / "submitted", base / "out"
+    for student in ("alice", "bob"):
+        (submitted / student / ASSIGNMENT).mkdir(parents=True)
+    nbformat.write(nbformat.read(instructor_notebook, as_version=4), submitted / "alice" / ASSIGNMENT / "lesson20.ipynb")
+    nb = nbformat.read(student_notebook, as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in ANSWERS:
+            cell.source = ANSWERS[grade_id]
+    nbformat.write(nb, submitted / "bob" / ASSIGNMENT / "lesson20.ipynb")
+    run_autograder("grade", str(submitted), "--out", str(out), "--jobs", "2", "--quiet")
+    return out
+
+
+def run_autograder(*args):
+    done = subprocess.run([sys.executable, "-m", "autograder", *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, f"python -m autograder {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
+
+
+def open_formgrader(page, server):
+    """Lab's Nbgrader > Formgrader menu; returns the formgrader's frame once its page has loaded."""
+    page.goto(server.url("lab"))
+    page.get_by_role("menuitem", name="Nbgrader", exact=True).click()
+    page.get_by_role("menuitem", name="Formgrader", exact=True).click()
+    frame = page.frame_locator("iframe")
+    heading = frame.locator(".page-header h1").nth(1)
+    expect(heading).to_be_visible(timeout=30_000)
+    if heading.inner_text().strip() == "Error":
+        hints = [line for line in server.log().splitlines() if "nbgrader" in line and ("[E" in line or "[W" in line)]
+        raise FormgraderUnavailable("formgrader shows its error page; server log:\n" + "\n".join(hints))
+    return frame
+
+
+@formgrader_broken
+def test_formgrader_lists_lesson20(jupyter, page, graded_class):
+    server = jupyter("lab", root_dir=graded_class, cwd=graded_class)
+    frame = open_formgrader(page, server)
+    expect(frame.get_by_role("heading", name="Manage Assignments")).to_be_visible()
+    row = frame.locator("tr").filter(has=frame.get_by_role("link", name=ASSIGNMENT, exact=True))
+    expect(row).to_have_count(1)
+    expect(row.locator(".num-submissions")).to_have_text("2")
+
+
+@formgrader_broken
+def test_manual_grade_reaches_gradebook(jupyter, page, graded_class):
+    """bob's manual-grading page shows his four written answers with score fields; a score typed
+    there is in the gradebook and, after `python -m autograder export`, in grades.json."""
+    before = json.loads((graded_class / "grades.json").read_text())["students"]["bob"]
+    assert SCORED not in before["items"], "a written answer was scored before anyone graded it"
+
+    server = jupyter("lab", root_dir=graded_class, cwd=graded_class)
+    frame = open_formgrader(page, server)
+    frame.get_by_role("link", name="Manual Grading").click()
+    frame.get_by_role("link", name=ASSIGNMENT, exact=True).click()            # the assignment
+    frame.locator("#main-table").get_by_role("link", name=ASSIGNMENT, exact=True).click()  # its notebook
+    expect(frame.locator("#main-table a.name-hidden")).to_have_count(2)
+    frame.get_by_role("button", name="Show All Names").click()
+    frame.get_by_role("link", name="bob", exact=True).click()
+
+    for item in MANUAL_ITEMS:
+        score = frame.locator(f"input.score#{item.id}")
+        expect(score, item.id).to_be_visible(timeout=30_000)
+        panel = frame.locator(".nbgrader_cell").filter(has=score)
+        expect(panel).to_contain_text(ANSWERS[item.id])
+        expect(panel).to_contain_text(f"/ {float(item.points)}")
+
+    score = frame.locator(f"input.score#{SCORED}")
+    with page.expect_response(lambda r: "/formgrader/api/grade/" in r.url and r.request.method == "PUT") as saved:
+        score.fill(str(SCORE))
+        score.press("Tab")  # formgrader saves on change
+    assert saved.value.ok, f"saving the score failed: HTTP {saved.value.status}"
+
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{graded_class / 'gradebook.db'}", course_id="lesson20") as gb:
+        grades = {g.name: g for g in gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "bob").grades}
+        assert grades[SCORED].manual_score == SCORE
+
+    run_autograder("export", "--out", str(graded_class))
+    after = json.loads((graded_class / "grades.json").read_text())["students"]["bob"]
+    item = next(i for i in MANUAL_ITEMS if i.id == SCORED)
+    assert after["items"][SCORED] == {"score": SCORE, "max_score": float(item.points)}
+    assert after["total"] == pytest.approx(before["total"] + SCORE)
