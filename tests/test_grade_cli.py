@@ -26,7 +26,9 @@ pytestmark = pytest.mark.slow
 
 # student folder -> what they handed in
 CLASS = {
-    "ref": {"lesson20/lesson20.ipynb": SOLUTION_NB},
+    "ref": {"lesson20/lesson20.ipynb": SOLUTION_NB,  # as `nbgrader collect` leaves it
+            "lesson20/timestamp.txt": "2026-01-15 09:30:00.000000 UTC",
+            "lesson20/submission_secret.txt": "0123456789abcdef"},
     "stub": {"lesson20/lesson20.ipynb": STUDENT_NB},
     "renamed": {"lesson20/lesson20 (1).ipynb": SOLUTION_NB},
     "x-broken": {"lesson20/lesson20.ipynb": "truncated"},
@@ -50,6 +52,8 @@ def write_class(folder: Path, students=CLASS) -> Path:
             path.parent.mkdir(parents=True, exist_ok=True)
             if source == "truncated":
                 path.write_bytes(SOLUTION_NB.read_bytes()[:3000])
+            elif isinstance(source, str):
+                path.write_text(source)
             else:
                 shutil.copyfile(source, path)
     return folder
@@ -213,6 +217,18 @@ def test_feedback_for_every_student_without_the_hidden_checks(graded):
                                  rf"{entry['max_score']:g} points", text), (student, grade_id)
         else:
             assert "could not be graded" in text and EXPECTED[student][2] in text
+
+
+def test_feedback_goes_back_through_nbgraders_exchange(graded, tmp_path):
+    """`nbgrader release_feedback`, run in OUT, finds the feedback, the gradebook and the submission."""
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o777)  # as nbgrader asks of an exchange
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "release_feedback", ASSIGNMENT, "--student", "ref",
+                           f"--Exchange.root={exchange}"], cwd=graded["out"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    released = list((exchange / "lesson20" / "feedback").glob("*.html"))
+    assert len(released) == 1 and "accumulate_gradients" in released[0].read_text()
 
 
 def test_gradebook_holds_per_cell_scores(graded):

@@ -32,6 +32,7 @@ from .gradebook import (COURSE_ID, export, gradebook_lock, load_state, normalise
 ROOT = Path(__file__).resolve().parents[2]
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$")
 MAX_NOTEBOOK_BYTES = 20 * 2**20
+EXCHANGE_FILES = ("timestamp.txt", "submission_secret.txt")  # written by `nbgrader submit` and `collect`
 DB_ERRORS = ("sqlalchemy", "psycopg", "InvalidEntry", "database is locked", "OperationalError")
 
 
@@ -157,8 +158,10 @@ def stage(student: str, submitted: Path, staging: Path):
             problems.append(str(exc))
             continue
         shutil.copyfile(path, dest / name)
-    if (src / "timestamp.txt").is_file() and not (src / "timestamp.txt").is_symlink():
-        shutil.copyfile(src / "timestamp.txt", dest / "timestamp.txt")
+    for name in EXCHANGE_FILES:  # nbgrader's own: late penalties, and release_feedback's check
+        path = src / name
+        if path.is_file() and not path.is_symlink() and path.stat().st_size < 4096:
+            shutil.copyfile(path, dest / name)
     if not (dest / f"{ASSIGNMENT}.ipynb").exists():
         problems.append(f"no readable {ASSIGNMENT}.ipynb in the submission" if notebooks
                         else f"no notebook in {ASSIGNMENT}/")
