@@ -57,10 +57,13 @@ def _cpu_model() -> str:
 
 
 def _git_commit() -> str:
+    """The repository's commit, with "+changes" when tracked files differ from it."""
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                             text=True, timeout=10)
-        return out.stdout.strip()
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=10).stdout.strip()
+        changed = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                                 capture_output=True, text=True, timeout=10).stdout.strip()
+        return head + ("+changes" if changed else "")
     except (OSError, subprocess.SubprocessError):
         return ""
 

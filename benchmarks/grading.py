@@ -4,10 +4,11 @@
 The class comes from the project's corpus of submissions (tests/submissions): the reference, the
 untouched stub, buggy variants spread over the items, a few valid alternatives and a few hostile
 ones. Each grader runs as a child process; a sampler adds up the resident memory of its whole
-process tree (kernels and sandboxes included) every 0.1 s.
+process tree (kernels and sandboxes included) every 0.25 s.
 """
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ from .common import ROOT, format_table, mib
 
 ASSIGNMENT = "lesson20"
 TARGET_RATIO = 0.5
+SAMPLE_S = 0.25  # memory sampling period: reading PSS costs CPU that the graders would otherwise get
 
 
 @dataclass
@@ -30,30 +32,32 @@ class Config:
     students: int = 24
     jobs: int = 2
     alternatives: int = 2
-    hostile: int = 3
+    # hostile variants that plain nbgrader can also grade in bounded time, and that write nothing outside
+    # their folder (both graders run them: plain nbgrader without a sandbox)
+    hostile: tuple = ("hostile_patch_comparisons", "hostile_lying_float", "hostile_tampered_test_cell",
+                      "hostile_exit_in_function")
     timeout: float = 60.0       # our grader: seconds per item (its default)
     limit_s: int = 3600         # either grader is stopped after this long
     keep: str = ""              # keep the class, both outputs and the logs in this folder
 
 
 CPU = Config()
-QUICK = Config(students=3, alternatives=0, hostile=0)
+QUICK = Config(students=3, alternatives=0, hostile=())
 
 
 # ---- the class ----
 
 def pick_variants(config: Config) -> list:
-    """Variant names for the class: reference, stub, hostile and alternatives, then buggy ones
-    taken round-robin over the items they break."""
-    sys.path.insert(0, str(ROOT))
-    from tests import submissions as corpus
-    variants = corpus.VARIANTS
-    # hostile ones that need their own sandbox limits or end in a timeout would mostly measure that timeout
-    hostile = [n for n in corpus.names("hostile") if not variants[n].limits and variants[n].status == "graded"]
-    chosen = ["reference", "stub"] + hostile[:config.hostile] + corpus.names("alternative")[:config.alternatives]
+    """Variant names for the class: reference, stub, the hostile ones named and a few alternatives,
+    then buggy ones taken round-robin over the items they break."""
+    corpus = _corpus()
+    unknown = [n for n in config.hostile if n not in corpus.VARIANTS]
+    if unknown:
+        raise SystemExit(f"grading: no variants {', '.join(unknown)} in tests/submissions")
+    chosen = ["reference", "stub", *config.hostile] + corpus.names("alternative")[:config.alternatives]
     by_item = {}
     for name in corpus.names("buggy"):
-        by_item.setdefault(variants[name].item, []).append(name)
+        by_item.setdefault(corpus.VARIANTS[name].item, []).append(name)
     queues = list(by_item.values())
     while len(chosen) < config.students and any(queues):
         for queue in queues:
@@ -62,10 +66,17 @@ def pick_variants(config: Config) -> list:
     return chosen[:config.students]
 
 
+def _corpus():
+    """tests/submissions: the project's corpus of submissions, built from the notebooks."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests import submissions
+    return submissions
+
+
 def write_class(folder: Path, config: Config) -> dict:
     """folder/<student>/lesson20/lesson20.ipynb; returns student id -> (variant, kind)."""
-    sys.path.insert(0, str(ROOT))
-    from tests import submissions as corpus
+    corpus = _corpus()
     names = pick_variants(config)
     students = [f"{i:02d}_{name}" for i, name in enumerate(names)]
     corpus.write_class(folder, names, students)
@@ -75,37 +86,42 @@ def write_class(folder: Path, config: Config) -> dict:
 # ---- running a grader and measuring it ----
 
 def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
-    """Run cmd; return wall seconds, CPU seconds, peak RSS of its process tree and of one process."""
+    """Run cmd; return its wall seconds and the peak memory of its process tree and of one process.
+
+    The tree's memory is the sum of PSS (shared pages split between the processes that map them):
+    RSS would count torch's libraries, and the pages forked sandboxes share, once per process.
+    """
     import psutil
     env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     env.pop("NBGRADER_EXECUTION", None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
+    peak = {"tree_pss": 0, "tree_rss": 0, "process_rss": 0}
     with open(log, "w") as out:
         proc = psutil.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
-        peak_tree = peak_process = 0
         while proc.poll() is None:
-            total = 0
+            pss = rss = 0
             for p in [proc] + _children(proc):
                 try:
-                    rss = p.memory_info().rss
-                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    info = p.memory_full_info()
+                except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                     continue
-                total += rss
-                peak_process = max(peak_process, rss)
-            peak_tree = max(peak_tree, total)
+                pss, rss = pss + getattr(info, "pss", info.rss), rss + info.rss
+                peak["process_rss"] = max(peak["process_rss"], info.rss)
+            peak["tree_pss"], peak["tree_rss"] = max(peak["tree_pss"], pss), max(peak["tree_rss"], rss)
             if time.perf_counter() - start > limit_s:
                 for p in _children(proc) + [proc]:
                     try:
                         p.kill()
                     except psutil.NoSuchProcess:
                         pass
-            time.sleep(0.1)
+            time.sleep(SAMPLE_S)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     tail = log.read_text(errors="replace").strip().splitlines()[-5:]
-    return {"wall_s": wall, "cpu_s": cpu, "peak_tree_rss": peak_tree, "peak_process_rss": peak_process,
+    return {"wall_s": wall, **{f"peak_{k}": v for k, v in peak.items()},
+            # CPU of the descendants that were waited for: processes reaped elsewhere are missing
+            "cpu_s_waited_children": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
             "returncode": proc.returncode, "log_tail": tail}
 
 
@@ -146,12 +162,14 @@ def grade_plain(work: Path, config: Config) -> dict:
                         work / "plain-generate.log", config.limit_s)
     run = measured(nbgrader + ["autograde", ASSIGNMENT], course, work / "plain-autograde.log", config.limit_s)
     run["generate_s"] = generate["wall_s"]
-    run["scores"], run["statuses"] = _plain_scores(course)
+    run["scores"], run["statuses"] = _plain_scores(course, (work / "plain-autograde.log").read_text(errors="replace"))
     return run
 
 
-def _plain_scores(course: Path):
+def _plain_scores(course: Path, log: str):
+    """Autograded points per student from nbgrader's gradebook; "failed" where its log says so."""
     from nbgrader.api import Gradebook, MissingEntry
+    failed = set(re.findall(r"error processing assignment '[^']*' for student '([^']+)'", log))
     scores, statuses = {}, {}
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id="lesson20") as gb:
         for student in sorted(p.name for p in (course / "submitted").iterdir()):
@@ -160,7 +178,8 @@ def _plain_scores(course: Path):
             except MissingEntry:
                 scores[student], statuses[student] = None, "failed"
                 continue
-            scores[student], statuses[student] = submission.code_score, "graded"
+            scores[student] = submission.code_score
+            statuses[student] = "failed" if student in failed else "graded"
     return scores, statuses
 
 
@@ -183,8 +202,9 @@ def run(config: Config, device: torch.device) -> dict:
     rows = []
     for label, r in ((f"autograder grade --jobs {config.jobs}", ours), ("nbgrader autograde (serial)", plain)):
         rows.append({"grader": label, "wall_s": r["wall_s"], "per_submission_s": r["wall_s"] / n,
-                     "cpu_s": r["cpu_s"], "peak_tree_mib": mib(r["peak_tree_rss"]),
-                     "peak_process_mib": mib(r["peak_process_rss"]), "returncode": r["returncode"],
+                     "peak_tree_pss_mib": mib(r["peak_tree_pss"]), "peak_tree_rss_mib": mib(r["peak_tree_rss"]),
+                     "peak_process_rss_mib": mib(r["peak_process_rss"]),
+                     "cpu_s_waited_children": r["cpu_s_waited_children"], "returncode": r["returncode"],
                      "graded": sum(s == "graded" for s in r["statuses"].values()), "log_tail": r["log_tail"]})
     kinds = {}
     for student, (variant, kind) in students.items():
@@ -215,8 +235,8 @@ def _mean(values):
 def table(result: dict) -> str:
     s = result["summary"]
     columns = [("grader", "grader", ""), ("wall s", "wall_s", ".1f"), ("s / submission", "per_submission_s", ".2f"),
-               ("CPU s", "cpu_s", ".1f"), ("peak tree MiB", "peak_tree_mib", ".0f"),
-               ("peak process MiB", "peak_process_mib", ".0f"), ("graded", "graded", "d")]
+               ("peak MiB, tree PSS", "peak_tree_pss_mib", ".0f"),
+               ("peak MiB, one process", "peak_process_rss_mib", ".0f"), ("graded", "graded", "d")]
     kinds = [{"kind": k, **v} for k, v in s["by_kind"].items()]
     return (format_table(result["rows"], columns)
             + f"\n{s['students']} submissions; sandbox: {s['sandbox']}; nbgrader's generate_assignment"

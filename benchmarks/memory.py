@@ -64,8 +64,12 @@ def measure_step(ns: dict, sizes, mode: str, batch_size: int, micro_batch_size: 
         else:
             masters = ns["make_master_params"](model)
             optimizer = torch.optim.Adam(masters, lr=1e-3)
-            ns["mixed_precision_train_step"](model, masters, optimizer, ns["DynamicLossScaler"](),
-                                             F.cross_entropy, x, y, micro_batch_size)
+            scaler = ns["DynamicLossScaler"]()
+            for _ in range(30):  # an overflow skips the step, and Adam's state would never be made
+                _, stepped = ns["mixed_precision_train_step"](model, masters, optimizer, scaler,
+                                                              F.cross_entropy, x, y, micro_batch_size)
+                if stepped:
+                    break
     parts = {
         "weights": lesson.tensor_bytes(model.parameters()),
         "gradients": lesson.tensor_bytes(p.grad for p in model.parameters()),
