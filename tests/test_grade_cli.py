@@ -7,7 +7,6 @@ import ast
 import hashlib
 import html
 import json
-import os
 import re
 import shutil
 import signal

@@ -6,7 +6,6 @@ here), then installed on its own, without the repository, to prove a student can
 """
 import ast
 import hashlib
-import os
 import re
 import shutil
 import subprocess
