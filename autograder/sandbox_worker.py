@@ -1,82 +1,268 @@
-"""The process that runs a submission's code, inside the sandbox.
+"""The processes that run submissions' code, inside the sandbox.
 
-It executes the extracted cells, then answers probe requests: one JSON line on stdin names
-a probe and a spec file; the answer is written with torch.save and announced on fd 3. It
-decides nothing: the grader loads the answer with weights_only=True and judges it.
+A *zygote* imports torch once, then forks one *child* per submission when the grader asks.
+The child runs the submission's cells and answers probe requests over four pipes that the
+grader made for that submission alone and passed in (requests, replies, stdout, stderr).
+Between submissions the zygote kills every other process in the sandbox and empties /tmp,
+so nothing of one submission is left for the next. The zygote itself never runs student
+code, holds the only channel to the grader that outlives a submission, and is not dumpable,
+so a child (same uid) cannot trace it or read its memory.
 
-Imports only the standard library, torch and probes.py (copied next to this file).
+Protocol (JSON lines; raw torch.save bytes follow a header that gives their size):
+  grader -> zygote (unix seqpacket socket): {"cmd": "spawn"} + 4 fds -> {"pid": n}
+                                            {"cmd": "reap"} -> {"clean": true, "status": code or null}
+  grader -> child (requests pipe): the cells (one line), then {"id", "probe", "size", "cpu_seconds"} + spec
+  child -> grader (replies pipe):  {"ready": true, "problems": [...]}, then {"id", "size"} + answer
+
+Imports only the standard library, torch and probes.py (next to this file). It decides
+nothing: the grader loads each answer with weights_only=True and judges it.
 """
 import ast
+import ctypes
+import io
 import json
 import os
 import resource
+import shutil
+import signal
+import socket
 import sys
 import time
 import traceback
 
+PR_SET_DUMPABLE = 4
+
 
 def apply_limits():
-    """Lower this process's limits before any student code runs (they are inherited, and cannot be raised back)."""
-    for name, value in json.loads(os.environ.get("LESSON20_LIMITS", "{}")).items():
+    """Lower this process's limits before any student code runs (inherited, and never raised back)."""
+    for name, value in json.loads(os.environ.pop("LESSON20_LIMITS", "{}")).items():
         if value is not None:
             resource.setrlimit(getattr(resource, f"RLIMIT_{name}"), (value, value))
 
 
-def main(workdir: str):
-    apply_limits()
-    import torch
-    torch.set_num_threads(1)
-    sys.path.insert(0, workdir)
-    import probes
+def set_dumpable(flag: bool):
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, int(flag), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
-    # keep our own references: student code may rebind torch.save, json.dumps or os.write
-    save, load, dumps, write, run = torch.save, torch.load, json.dumps, os.write, probes.run
-    control = int(os.environ.get("LESSON20_CONTROL_FD", "3"))
 
-    def reply(message: dict):
-        write(control, (dumps(message) + "\n").encode())
+class Reader:
+    """Lines and exact byte counts from a pipe, with no buffer shared with anything else."""
 
-    with open(os.path.join(workdir, "cells.json")) as f:
-        cells = json.load(f)
-    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    def __init__(self, fd: int):
+        self.fd, self.buffer = fd, b""
+
+    def line(self):
+        while b"\n" not in self.buffer:
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return line
+
+    def exact(self, n: int):
+        while len(self.buffer) < n:
+            chunk = os.read(self.fd, max(1 << 16, n - len(self.buffer)))
+            if not chunk:
+                return None
+            self.buffer += chunk
+        data, self.buffer = self.buffer[:n], self.buffer[n:]
+        return data
+
+
+def write_all(fd: int, data: bytes):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def load_cells(cells, namespace, describe_exception) -> list:
+    """Run the submission's cells; return the errors they raised, as plain data."""
     problems = []
     for cell in cells:
         # a solution cell runs whole, as in Jupyter; other cells statement by statement, so that
         # an import the sandbox lacks (the lesson's own helpers) does not stop the ones after it
-        parts = [cell["source"]] if cell["solution"] else [ast.Module([node], []) for node in ast.parse(cell["source"]).body]
+        try:
+            parts = [cell["source"]] if cell["solution"] else [ast.Module([n], []) for n in ast.parse(cell["source"]).body]
+        except SyntaxError:
+            continue
         for part in parts:
             try:
                 exec(compile(part, cell["label"], "exec"), namespace)
             except BaseException as exc:  # the student's SystemExit too: record it, keep loading
                 if not cell["solution"] and isinstance(exc, ImportError):
                     continue
-                info = probes.describe_exception(exc)
+                info = describe_exception(exc)
                 frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == cell["label"]]
                 line = frames[-1].lineno if frames else getattr(exc, "lineno", None)
                 problems.append({"cell": cell["index"], "line": line, **info})
                 if cell["solution"]:
                     break
-    reply({"ready": True, "problems": problems[:20]})
+    return problems[:20]
 
-    for raw in sys.stdin:
-        request = json.loads(raw)
+
+def child(fds, torch, probes_code):
+    """One submission: load its cells, then answer probe requests until the grader closes the pipe."""
+    requests, replies, out, err = fds
+    for fd, target in ((requests, 0), (out, 1), (err, 2)):
+        os.dup2(fd, target)
+        os.close(fd)
+    for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    set_dumpable(True)  # for itself and its own children; the zygote stays undumpable
+    # keep our own references: student code may rebind torch.save, torch.load, json.dumps or os.write
+    save, load, dumps, loads, exec_, getrusage = torch.save, torch.load, json.dumps, json.loads, exec, resource.getrusage
+    reader = Reader(0)
+
+    def fresh_probes() -> dict:
+        """A new copy of probes.py for each request: whatever the code patched at load time, it was another copy."""
+        namespace = {"__name__": "lesson20_probes"}
+        exec_(probes_code, namespace)
+        return namespace
+
+    cells = loads(reader.line() or b"[]")
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    problems = load_cells(cells, namespace, fresh_probes()["describe_exception"])
+    write_all(replies, (dumps({"ready": True, "problems": problems}) + "\n").encode())
+    while True:
+        header = reader.line()
+        if header is None:
+            return
+        request = loads(header)
+        data = reader.exact(int(request["size"]))
+        if data is None:
+            return
         budget = request.get("cpu_seconds")
-        if budget:
-            used = resource.getrusage(resource.RUSAGE_SELF).ru_utime + resource.getrusage(resource.RUSAGE_SELF).ru_stime
+        if budget:  # CPU time for this request on top of what was used so far
+            usage = getrusage(resource.RUSAGE_SELF)
+            want = int(usage.ru_utime + usage.ru_stime + budget) + 1
             soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
-            want = int(used + budget) + 1
             try:
                 resource.setrlimit(resource.RLIMIT_CPU, (want if hard == resource.RLIM_INFINITY else min(want, hard), hard))
             except (ValueError, OSError):
                 pass
-        spec = load(request["spec_file"], weights_only=True)
-        started = time.time()
-        answer = run(namespace, request["probe"], spec)
-        out = os.path.join(workdir, "io", f"answer-{request['id']}.pt")
-        save(answer, out + ".part")
-        os.replace(out + ".part", out)
-        reply({"id": request["id"], "file": out, "seconds": round(time.time() - started, 3)})
+        spec = load(io.BytesIO(data), weights_only=True)
+        answer = fresh_probes()["run"](namespace, request["probe"], spec)
+        buffer = io.BytesIO()
+        save(answer, buffer)
+        payload = buffer.getvalue()
+        write_all(replies, (dumps({"id": request["id"], "size": len(payload)}) + "\n").encode() + payload)
+
+
+def reap(isolated: bool, children: dict) -> dict:
+    """Kill every process but this one and the sandbox's init, empty /tmp; exit codes of our children."""
+    status = {}
+    me = os.getpid()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if isolated:  # in our own PID namespace: -1 is everything we may signal, but ourselves and init
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except OSError:
+                pass
+        else:
+            for pid in children:
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+        while True:
+            try:
+                pid, code = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            status[pid] = os.waitstatus_to_exitcode(code)
+        if not isolated:
+            break
+        others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
+        if not others:
+            break
+        time.sleep(0.005)
+    if isolated:
+        for entry in os.listdir("/tmp"):
+            path = os.path.join("/tmp", entry)
+            try:
+                shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
+            except OSError:
+                pass
+        if shutil.which("ipcrm"):  # SysV shared memory, semaphores and queues outlive their processes
+            os.spawnv(os.P_WAIT, shutil.which("ipcrm"), ["ipcrm", "--all"])
+    return status
+
+
+PRELOADED = ("numpy", "matplotlib", "matplotlib.pyplot", "tqdm.auto")  # what the lesson's cells import
+
+
+def warm_up(torch, probes_code):
+    """Pay once, here, for what every submission would otherwise pay for (torch._dynamo comes with optim)."""
+    import importlib
+    for name in PRELOADED:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            pass
+    namespace = {"__name__": "lesson20_probes"}
+    exec(probes_code, namespace)
+    p = torch.ones(2, requires_grad=True)
+    torch.optim.SGD([p], lr=0.1).step()
+    torch.optim.Adam([p], lr=0.1)
+    torch.nn.utils.clip_grad_norm_([p], 1.0)
+
+
+def zygote(workdir: str):
+    apply_limits()
+    import torch
+    torch.set_num_threads(1)
+    path = os.path.join(workdir, "probes.py")
+    with open(path) as f:
+        probes_code = compile(f.read(), path, "exec")
+    warm_up(torch, probes_code)
+    isolated = os.environ.pop("LESSON20_ISOLATED", "") == "1"
+    sock = socket.socket(fileno=int(os.environ.pop("LESSON20_ZYGOTE_FD")))
+    set_dumpable(False)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the grader ends us with SIGKILL, when it wants to
+    children = {}
+    sock.send(json.dumps({"ready": True}).encode())
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(sock, 1 << 16, 4)
+        except OSError:
+            os._exit(0)
+        if not message:
+            os._exit(0)  # the grader is gone
+        command = json.loads(message).get("cmd")
+        if command == "spawn" and len(fds) == 4:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    sock.close()
+                    if not isolated:
+                        os.setpgid(0, 0)  # so that reap can kill it and what it starts, and nothing else
+                    child(fds, torch, probes_code)
+                finally:
+                    os._exit(0)
+            children[pid] = True
+            for fd in fds:
+                os.close(fd)
+            sock.send(json.dumps({"pid": pid}).encode())
+        elif command == "reap":
+            for fd in fds:
+                os.close(fd)
+            status = reap(isolated, children)
+            codes = [status[p] for p in children if p in status]
+            children.clear()
+            sock.send(json.dumps({"clean": True, "status": codes[-1] if codes else None}).encode())
+        else:
+            for fd in fds:
+                os.close(fd)
+            sock.send(json.dumps({"error": f"unknown command {command!r}"}).encode())
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    zygote(sys.argv[1])
