@@ -90,7 +90,7 @@ def full_batch_grads(model_spec: dict, loss: str, inputs, targets, dtype=torch.f
     y = targets.to(dtype) if targets.is_floating_point() else targets
     value = probes.LOSSES[loss](model(x), y)
     value.backward()
-    return [None if p.grad is None else p.grad.detach() for p in model.parameters()], float(value)
+    return [None if p.grad is None else p.grad.detach() for p in model.parameters()], float(value.detach())
 
 
 def model_values(model_spec: dict):

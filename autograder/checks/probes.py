@@ -51,6 +51,10 @@ def run(namespace: dict, name: str, spec: dict) -> dict:
         return {"status": "missing", "name": str(exc)}
     except StudentRaised as exc:
         return {"status": "raised", "call": exc.call, **exc.info}
+    except BaseException as exc:  # what the code returned broke the probe itself (a lying object, say)
+        info = describe_exception(exc)
+        return {"status": "error", "message": f"the check could not use what your code returned or left behind: "
+                                              f"{info['type']}: {info['message']}"}
 
 
 def lookup(namespace: dict, name: str):
@@ -87,21 +91,38 @@ def call(what: str, fn, *args, **kwargs):
         raise StudentRaised(what, describe_exception(exc)) from None
 
 
+# Tensor attributes read through torch's C type, which code cannot patch (torch.Tensor, a Python
+# subclass, it can): what a probe reports about a tensor is what the tensor is.
+_BASE = torch._C.TensorBase
+
+
+def attr(t, name: str):
+    """t.<name> for a real tensor (is_leaf, requires_grad, dtype, grad, ...), whatever torch.Tensor says."""
+    return _BASE.__dict__[name].__get__(t)
+
+
+def dtype_name(t) -> str:
+    return str(attr(t, "dtype")).replace("torch.", "")
+
+
 def plain_tensor(t: torch.Tensor) -> torch.Tensor:
     """A detached, contiguous, plain (non-subclass) CPU copy of `t`."""
     return t.detach().as_subclass(torch.Tensor).to("cpu", copy=True).contiguous()
 
 
-def describe(value) -> dict:
-    """A returned value as plain data: its exact type name and, where that is safe, the value."""
+def describe(value, depth: int = 0) -> dict:
+    """A returned value as plain data: its exact type name and, where that is safe, the value.
+
+    Types are compared by identity: a subclass of float or str (whose == may lie) is not a float or a str.
+    """
     kind = type(value)
-    if kind in (bool, int, float, str) or value is None:
-        return {"type": kind.__name__, "value": value}
-    if isinstance(value, torch.Tensor):
-        return {"type": "Tensor", "value": plain_tensor(value), "dtype": str(value.dtype).replace("torch.", "")}
-    if kind in (tuple, list):
-        return {"type": kind.__name__, "items": [describe(v) for v in list(value)[:8]], "length": len(value)}
-    return {"type": _safe_text(kind.__name__, 80), "value": None}
+    if value is None or any(kind is t for t in (bool, int, float, str)):
+        return {"type": kind.__name__ if value is not None else "NoneType", "value": value}
+    if isinstance(value, _BASE):
+        return {"type": "Tensor", "value": plain_tensor(value), "dtype": dtype_name(value)}
+    if (kind is tuple or kind is list) and depth < 2:
+        return {"type": kind.__name__, "items": [describe(v, depth + 1) for v in value[:8]], "length": len(value)}
+    return {"type": _safe_text(type.__dict__["__name__"].__get__(kind), 80), "value": None}
 
 
 # ---- models the probes and the checks build the same way from a spec ----
@@ -141,7 +162,7 @@ def build_model(spec: dict) -> nn.Module:
 def record_batches(model: nn.Module) -> list:
     """Sizes of the batches the model's forward is called with, in order."""
     sizes = []
-    model.register_forward_pre_hook(lambda module, args: sizes.append(int(args[0].shape[0])))
+    model.register_forward_pre_hook(lambda module, args: sizes.append(int(attr(args[0], "shape")[0])))
     return sizes
 
 
@@ -183,12 +204,9 @@ def state_of(optimizer) -> list:
 @probe
 def underflow_fraction(ns, values, dtype=None):
     fn = lookup(ns, "underflow_fraction")
-    original = values.clone()
     args = (values,) if dtype is None else (values, DTYPES[dtype])
     result = call(f"underflow_fraction({_shape(values)}{'' if dtype is None else ', torch.' + dtype})", fn, *args)
-    unchanged = bool(torch.equal(values.isnan(), original.isnan())
-                     and torch.equal(values.nan_to_num(), original.nan_to_num()))
-    return {"result": describe(result), "input_unchanged": unchanged}
+    return {"result": describe(result), "input_after": plain_tensor(values)}  # the checks compare it with the input
 
 
 def _shape(t: torch.Tensor) -> str:
@@ -263,16 +281,17 @@ def make_master_params(ns, model):
             out["masters"].append({"type": type(m).__name__})
             continue
         out["masters"].append({
-            "type": "Tensor", "dtype": str(m.dtype).replace("torch.", ""), "device": str(m.device),
-            "shape": list(m.shape), "is_leaf": bool(m.is_leaf), "requires_grad": bool(m.requires_grad),
-            "shares_memory": shares_memory(m, p), "value": plain_tensor(m),
+            "type": "Tensor", "dtype": dtype_name(m), "device": str(attr(m, "device")),
+            "shape": list(attr(m, "shape")), "is_leaf": bool(attr(m, "is_leaf")),
+            "requires_grad": bool(attr(m, "requires_grad")), "shares_memory": shares_memory(m, p),
+            "value": plain_tensor(m),
         })
     # a master that aliases the model would move when the model does
     with torch.no_grad():
         for p in params:
             p.add_(1)
     out["after_model_changed"] = [plain_tensor(m) if isinstance(m, torch.Tensor) else None for m in masters]
-    out["model_dtypes"] = [str(p.dtype).replace("torch.", "") for p in params]
+    out["model_dtypes"] = [dtype_name(p) for p in params]
     return out
 
 
@@ -287,7 +306,7 @@ def model_grads_to_master_grads(ns, model, grads, masters, master_grads, as_gene
     arg = net.parameters() if as_generator else params
     call("model_grads_to_master_grads(model_params, master_params)", fn, arg, master_leaves)
     out = {"master_grads": grads_of(master_leaves),
-           "master_grad_dtypes": [None if m.grad is None else str(m.grad.dtype).replace("torch.", "")
+           "master_grad_dtypes": [None if attr(m, "grad") is None else dtype_name(attr(m, "grad"))
                                   for m in master_leaves]}
     with torch.no_grad():  # a master grad that aliases the model grad would move with it
         for p in params:
@@ -302,18 +321,24 @@ def master_params_to_model_params(ns, model, masters, as_generator=False):
     fn = lookup(ns, "master_params_to_model_params")
     net = build_model(model)
     params = list(net.parameters())
-    dtypes = [p.dtype for p in params]
+    dtypes = [attr(p, "dtype") for p in params]
     master_leaves = make_leaves(masters, [None] * len(masters))
     arg = net.parameters() if as_generator else params
     call("master_params_to_model_params(model_params, master_params)", fn, arg, master_leaves)
     after = list(net.parameters())
-    return {
+    out = {
         "values": values_of(after),
         "same_objects": [a is b for a, b in zip(after, params)] + [len(after) == len(params)],
-        "dtypes_kept": [a.dtype == d for a, d in zip(after, dtypes)],
-        "leaves": [bool(a.is_leaf and a.grad_fn is None and a.requires_grad) for a in after],
-        "masters_unchanged": [bool(torch.equal(m.detach(), v)) for m, v in zip(master_leaves, masters)],
+        "dtypes_kept": [attr(a, "dtype") == d for a, d in zip(after, dtypes)],
+        "leaves": [bool(attr(a, "is_leaf") and attr(a, "grad_fn") is None and attr(a, "requires_grad"))
+                   for a in after],
+        "masters_after": values_of(master_leaves),
     }
+    with torch.no_grad():  # a model that now shares memory with its masters would move them too
+        for a in after:
+            a.add_(1)
+    out["masters_after_model_changed"] = values_of(master_leaves)
+    return out
 
 
 # ---- Exercise 5 ----
@@ -393,7 +418,7 @@ def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_si
     return {
         "steps": steps,
         "batches_seen": seen,
-        "model_dtypes": [str(p.dtype).replace("torch.", "") for p in after],
+        "model_dtypes": [dtype_name(p) for p in after],
         "same_objects": [a is b for a, b in zip(after, params)] + [len(after) == len(params)],
     }
 

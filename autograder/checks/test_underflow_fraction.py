@@ -23,7 +23,7 @@ def test_fraction_of_values_that_flush_to_zero(student, n_tiny, n_normal, n_zero
     expected = n_tiny / (n_tiny + n_normal)
     out = student.run("underflow_fraction", values=values)
     got = number(out["result"])
-    assert got is not None and got == pytest.approx(expected, abs=1e-9), (
+    assert got is not None and got == pytest.approx(expected, rel=1e-6, abs=1e-9), (
         f"underflow_fraction(values) with {n_tiny} values of 2^-30, {n_normal} values near 1 and {n_zero} zeros "
         f"should be {n_tiny}/{n_tiny + n_normal} = {expected:.4f}, but it returned {shown(out['result'])}. "
         "Zeros were already zero: they are not part of the count. " + HINT)

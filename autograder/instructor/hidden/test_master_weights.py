@@ -69,7 +69,8 @@ def test_grads_match_reference(student, reference, model, as_generator):
         f"master grads have dtypes {got['master_grad_dtypes']}; they must be float32.")
 
 
-@pytest.mark.parametrize("model,as_generator", [(FP16, True), (BF16, False)], ids=["fp16 generator", "bf16 list"])
+@pytest.mark.parametrize("model,as_generator", [(FP16, True), (BF16, False), (FP32, False)],
+                         ids=["fp16 generator", "bf16 list", "fp32 list"])
 def test_copy_back_matches_reference(student, reference, model, as_generator):
     """master_params_to_model_params rounds masters into the same parameters, leaving the masters alone"""
     g = torch.Generator().manual_seed(4)
@@ -82,4 +83,10 @@ def test_copy_back_matches_reference(student, reference, model, as_generator):
     assert all(got["same_objects"]) and all(got["dtypes_kept"]), (
         "master_params_to_model_params must keep the model's parameter objects and dtype: copy in place.")
     assert all(got["leaves"]), "after the copy a parameter is no longer a leaf: do the copy under torch.no_grad()."
-    assert all(got["masters_unchanged"]), "master_params_to_model_params changed the masters; only the model changes."
+    moved, _ = tensor_list_diff(got["masters_after"], masters)
+    assert moved == 0, "master_params_to_model_params changed the masters; only the model changes."
+    aliased, where = tensor_list_diff(got["masters_after_model_changed"], masters)
+    assert aliased == 0, (
+        f"After master_params_to_model_params with a {model['dtype']} model, changing the model changed the "
+        f"masters too ({where}): the model now shares memory with them. Copy the values in place, "
+        "p.copy_(master) under torch.no_grad(), rather than pointing p.data at the master.")

@@ -124,7 +124,9 @@ def test_integer_inputs_stay_integers(student, reference):
 
 def test_update_once_per_call_and_growth(student, reference):
     """scaler.update is called exactly once per call, and the scale grows after growth_interval clean calls"""
-    got, want, _ = run_both(student, reference, steps=4, scaler={"growth_interval": 2})
+    got, want, start = run_both(student, reference, steps=4, scaler={"growth_interval": 2})
+    assert_like_reference(got, want, start, "mixed_precision_train_step, 4 calls with growth_interval=2",
+                          "Hint: unscale with the scale the loss was multiplied by; update it only at the end.")
     for t, (g, w) in enumerate(zip(got["steps"], want["steps"])):
         calls = [number(c) for c in g["update_calls"]]
         assert calls == [0.0], (f"call {t + 1}: scaler.update was called with {calls}; call it exactly once, "

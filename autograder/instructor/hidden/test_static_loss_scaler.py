@@ -34,6 +34,18 @@ def test_generator_is_read_once(student, reference):
     assert diff == 0, f"unscale_ on a generator left {where} wrong (off by {diff:.3g}): unscale every grad."
 
 
+@pytest.mark.parametrize("as_generator", [False, True], ids=["list", "generator"])
+def test_every_gradient_is_unscaled_after_an_overflow(student, reference, as_generator):
+    """unscale_ still divides the gradients that come after a non-finite one"""
+    got, want = run_both(student, reference, [[INF, 8.0], [16.0, 32.0], [NAN], [64.0]], scale=8.0,
+                         as_generator=as_generator)
+    diff, where = tensor_list_diff(got["grads"], want["grads"])
+    assert diff == 0 and got["found_inf"]["value"] is True, (
+        "unscale_ on gradients [[inf, 8], [16, 32], [nan], [64]] with scale 8 should divide every gradient "
+        f"and return True; {where or 'the result'} is wrong (found_inf={shown(got['found_inf'])}). Do not "
+        "return at the first overflow: finish the loop, then return whether any gradient was non-finite.")
+
+
 @pytest.mark.parametrize("bad", [NAN, -INF, INF], ids=["NaN", "-inf", "inf"])
 def test_nonfinite_values_are_overflow(student, reference, bad):
     """unscale_ reports NaN, -inf and inf alike"""
