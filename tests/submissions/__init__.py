@@ -1,0 +1,260 @@
+"""A corpus of submissions to Lesson 20, built from the notebooks rather than kept as copies.
+
+A submission starts as the released student notebook (`lessons/`) with every solution cell
+filled in from the instructor notebook (`solutions/`), markers removed: the reference, as a
+student would hand it in. A variant then states only what it changes: one function or
+method of a solution cell, a whole cell, a few lines added, or a new cell.
+
+    make_submission("accumulate_divides_by_count")  -> nbformat notebook
+    write_class(folder, ["reference", "stub", ...]) -> folder/<student>/lesson20/lesson20.ipynb
+
+Kinds: "reference" and "stub" (the untouched student notebook), "buggy" (a common mistake;
+`item` must lose points, and only items in `also` may lose some too), "alternative" (valid
+but written differently: full marks), "hostile" (tries to cheat or to harm the grader: see
+hostile.py for what each one must be held to).
+"""
+import ast
+import copy
+import functools
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+ASSIGNMENT = "lesson20"
+SOLUTION_NB = ROOT / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+STUDENT_NB = ROOT / "lessons" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
+
+
+# ---- edits: what a variant changes ----
+
+@dataclass(frozen=True)
+class Replace:
+    """Replace `name` (a top-level def or class, or "Class.method") in an item's solution cell;
+    with name=None, replace the whole cell."""
+    item: str
+    name: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Append:
+    """Add lines at the end (or, with first=True, at the start) of an item's solution cell."""
+    item: str
+    source: str
+    first: bool = False
+
+
+@dataclass(frozen=True)
+class NewCell:
+    """A new code cell right after the cell with grade id `after` (an item's test cell, say)."""
+    after: str
+    source: str
+    solution: bool = False  # marked as an nbgrader solution cell
+
+
+@dataclass(frozen=True)
+class ReplaceCell:
+    """Replace the source (and optionally the points) of any cell with nbgrader grade id `grade_id`,
+    a test cell say, as a student who edits what they should not."""
+    grade_id: str
+    source: str
+    points: float = None
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    kind: str                    # reference, stub, buggy, alternative, hostile
+    edits: tuple = ()
+    item: str = ""               # buggy: the item it breaks; hostile: the item it attacks
+    also: tuple = ()             # buggy: items whose code calls the broken code (may lose points too)
+    doc: str = ""
+    # hostile only: exact scores expected per item (items not named: `rest`), and the status
+    expect: dict = field(default_factory=dict)  # item -> score, or "less" (below full marks)
+    rest: str = "full"           # "full", "zero" or "any"
+    status: str = "graded"
+    twin: str = ""               # an honest variant whose scores this one must not exceed
+    limits: dict = field(default_factory=dict)  # sandbox.Limits overrides to grade it with
+
+    @property
+    def may_lose(self) -> set:
+        return {self.item, *self.also} if self.item else set()
+
+
+def _body(source: str) -> str:
+    return textwrap.dedent(source).strip("\n")
+
+
+def _locate(tree: ast.Module, name: str):
+    """The node named `name` ("f" or "Class.method") in a parsed cell."""
+    scope, node = tree.body, None
+    for part in name.split("."):
+        node = next((n for n in scope if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == part), None)
+        if node is None:
+            raise KeyError(f"{name!r} is not defined in this cell")
+        scope = node.body
+    return node
+
+
+def replace_definition(cell_source: str, name: str, new_source: str) -> str:
+    """`cell_source` with the def or class `name` (decorators included) swapped for `new_source`."""
+    node = _locate(ast.parse(cell_source), name)
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    lines = cell_source.split("\n")
+    indent = " " * node.col_offset
+    new_lines = [indent + ln if ln.strip() else "" for ln in _body(new_source).split("\n")]
+    return "\n".join(lines[:first - 1] + new_lines + lines[node.end_lineno:])
+
+
+def apply_edit(nb, edit) -> None:
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    if isinstance(edit, NewCell):
+        index = nb.cells.index(cells[edit.after]) + 1
+        cell = nbformat.v4.new_code_cell(_body(edit.source))
+        if edit.solution:
+            cell.metadata["nbgrader"] = {"grade": False, "grade_id": f"extra_{index}", "locked": False,
+                                         "schema_version": 3, "solution": True, "task": False}
+        nb.cells.insert(index, cell)
+        return
+    if isinstance(edit, ReplaceCell):
+        cell = cells[edit.grade_id]
+        cell.source = _body(edit.source)
+        if edit.points is not None:
+            cell.metadata["nbgrader"]["points"] = edit.points
+        return
+    cell = cells[f"{edit.item}_solution"]
+    if isinstance(edit, Replace):
+        cell.source = _body(edit.source) if edit.name is None else replace_definition(cell.source, edit.name,
+                                                                                       edit.source)
+    elif isinstance(edit, Append):
+        cell.source = (_body(edit.source) + "\n" + cell.source) if edit.first else (
+            cell.source.rstrip("\n") + "\n\n" + _body(edit.source))
+    else:
+        raise TypeError(f"unknown edit {edit!r}")
+
+
+# ---- the notebooks ----
+
+def _without_markers(source: str) -> str:
+    return "\n".join(ln for ln in source.split("\n") if ln.strip() not in MARKERS)
+
+
+@functools.lru_cache(maxsize=None)
+def _reference_submission():
+    """The released notebook with each solution cell holding the instructor's code (markers removed)."""
+    student = nbformat.read(str(STUDENT_NB), as_version=4)
+    instructor = nbformat.read(str(SOLUTION_NB), as_version=4)
+    answers = {c.metadata["nbgrader"]["grade_id"]: c for c in instructor.cells
+               if c.metadata.get("nbgrader", {}).get("solution")}
+    for cell in student.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if not cell.metadata.get("nbgrader", {}).get("solution"):
+            continue
+        if cell.cell_type == "code":
+            cell.source = _without_markers(answers[grade_id].source)
+        else:  # written answers are graded by hand; any text will do here
+            cell.source = "Half precision loses small values; the master copy and loss scaling keep them."
+    return student
+
+
+def _all_variants() -> dict:
+    from .alternatives import ALTERNATIVES
+    from .buggy import BUGGY
+    from .hostile import HOSTILE
+    everything = [Variant("reference", "reference", doc="the instructor's code, as a student would submit it"),
+                  Variant("stub", "stub", doc="the released student notebook, untouched"),
+                  *BUGGY, *ALTERNATIVES, *HOSTILE]
+    by_name = {}
+    for v in everything:
+        if v.name in by_name:
+            raise ValueError(f"two variants are named {v.name!r}")
+        by_name[v.name] = v
+    return by_name
+
+
+VARIANTS = _all_variants()
+
+
+def names(kind: str = None) -> list:
+    """Variant names, all or of one kind, in a stable order."""
+    return [n for n, v in VARIANTS.items() if kind is None or v.kind == kind]
+
+
+def make_submission(name: str):
+    """The notebook a student would submit for variant `name` (an nbformat node, a fresh copy)."""
+    variant = VARIANTS[name]
+    if variant.kind == "stub":
+        return nbformat.read(str(STUDENT_NB), as_version=4)
+    nb = copy.deepcopy(_reference_submission())
+    for edit in variant.edits:
+        apply_edit(nb, edit)
+    return nb
+
+
+def write_class(folder, variant_names, student_ids=None) -> list:
+    """Write folder/<student>/lesson20/lesson20.ipynb for each variant (student id = variant name
+    unless given); return the notebook paths."""
+    folder = Path(folder)
+    paths = []
+    for i, name in enumerate(variant_names):
+        student = student_ids[i] if student_ids else name
+        path = folder / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(make_submission(name), str(path))
+        paths.append(path)
+    return paths
+
+
+# ---- what each kind of variant must score ----
+
+def full_marks() -> dict:
+    from autograder.items import AUTO_ITEMS
+    return {item.id: float(item.points) for item in AUTO_ITEMS}
+
+
+def judge(name: str, status: str, scores: dict, twin_scores: dict = None) -> list:
+    """What is wrong with how variant `name` was graded (status, {item: score}); [] if nothing.
+
+    twin_scores: the scores of the hostile variant's honest twin, when it has one.
+    """
+    variant, full = VARIANTS[name], full_marks()
+    problems = []
+    if variant.kind != "hostile" and status != "graded":
+        problems.append(f"status {status!r} instead of 'graded'")
+    for item, points in full.items():
+        got = scores.get(item)
+        if got is None:
+            problems.append(f"{item}: no score")
+            continue
+        if variant.kind in ("reference", "alternative") and got != points:
+            problems.append(f"{item}: {got:g} instead of full marks ({points:g})")
+        elif variant.kind == "stub" and got != 0:
+            problems.append(f"{item}: {got:g} instead of 0 for the untouched student notebook")
+        elif variant.kind == "buggy":
+            if item == variant.item and got >= points:
+                problems.append(f"{item}: full marks for a submission that breaks it ({variant.doc})")
+            elif item not in variant.may_lose and got != points:
+                problems.append(f"{item}: {got:g} of {points:g}, but only {sorted(variant.may_lose)} call the "
+                                "broken code")
+        elif variant.kind == "hostile":
+            twin = (twin_scores or {}).get(item)
+            want = variant.expect.get(item)
+            if twin is not None and got > twin + 1e-9:
+                problems.append(f"{item}: {got:g}, more than its honest twin {variant.twin} ({twin:g})")
+            if want == "less":
+                if got >= points:
+                    problems.append(f"{item}: full marks; it should lose points")
+            elif want is not None:
+                if abs(got - want) > 1e-9:
+                    problems.append(f"{item}: {got:g} instead of {want:g}")
+            elif variant.rest == "zero" and got != 0:
+                problems.append(f"{item}: {got:g} instead of 0")
+            elif variant.rest == "full" and got != points and not (twin is not None and twin < points):
+                problems.append(f"{item}: {got:g} instead of full marks ({points:g})")
+    if variant.kind == "hostile" and status != variant.status:
+        problems.append(f"status {status!r} instead of {variant.status!r}")
+    return problems

@@ -1,0 +1,506 @@
+"""Buggy submissions: the mistakes students commonly make, one per variant.
+
+Each breaks `item`. Items listed in `also` call the broken code (DynamicLossScaler inherits
+from StaticLossScaler; mixed_precision_train_step uses the scaler and the master-weight
+helpers), so they may lose points too; every other item must keep full marks.
+"""
+from . import Append, Replace, Variant
+
+STATIC_USERS = ("dynamic_loss_scaler", "mixed_precision_train_step")
+STEP = ("mixed_precision_train_step",)
+
+
+def bug(name, item, *edits, also=(), doc=""):
+    return Variant(name, "buggy", tuple(edits), item=item, also=tuple(also), doc=doc)
+
+
+def underflow(name, body, doc):
+    return bug(name, "underflow_fraction", Replace("underflow_fraction", "underflow_fraction", body), doc=doc)
+
+
+def static(name, method, body, doc, also=STATIC_USERS):
+    return bug(name, "static_loss_scaler", Replace("static_loss_scaler", f"StaticLossScaler.{method}", body),
+               also=also, doc=doc)
+
+
+def dynamic(name, method, body, doc):
+    return bug(name, "dynamic_loss_scaler", Replace("dynamic_loss_scaler", f"DynamicLossScaler.{method}", body),
+               also=STEP, doc=doc)
+
+
+def master(name, function, body, doc, also=STEP):
+    return bug(name, "master_weights", Replace("master_weights", function, body), also=also, doc=doc)
+
+
+def accumulate(name, body, doc):
+    return bug(name, "accumulate_gradients", Replace("accumulate_gradients", "accumulate_gradients", body), doc=doc)
+
+
+def step(name, body, doc):
+    return bug(name, "mixed_precision_train_step",
+               Replace("mixed_precision_train_step", "mixed_precision_train_step", body), doc=doc)
+
+
+UNDERFLOW = [
+    underflow("underflow_threshold", '''
+        def underflow_fraction(values, dtype=torch.float16):
+            nonzero = values != 0
+            count = int(nonzero.sum())
+            if count == 0:
+                return 0.0
+            flushed = nonzero & (values.abs() < 2.0**-24)
+            return int(flushed.sum()) / count
+        ''', "compares with fp16's smallest subnormal instead of casting: wrong at the rounding edge and for bf16"),
+    underflow("underflow_ignores_dtype", '''
+        def underflow_fraction(values, dtype=torch.float16):
+            nonzero = values != 0
+            count = int(nonzero.sum())
+            if count == 0:
+                return 0.0
+            return int((nonzero & (values.half() == 0)).sum()) / count
+        ''', "always casts to float16, whatever dtype says"),
+    underflow("underflow_zeros_in_denominator", '''
+        def underflow_fraction(values, dtype=torch.float16):
+            if values.numel() == 0:
+                return 0.0
+            flushed = (values != 0) & (values.to(dtype) == 0)
+            return int(flushed.sum()) / values.numel()
+        ''', "divides by every entry, zeros included"),
+    underflow("underflow_returns_tensor", '''
+        def underflow_fraction(values, dtype=torch.float16):
+            nonzero = values != 0
+            count = nonzero.sum()
+            if count == 0:
+                return 0.0
+            return (nonzero & (values.to(dtype) == 0)).sum() / count
+        ''', "returns a 0-d tensor instead of a Python float"),
+    underflow("underflow_abs_drops_nan", '''
+        def underflow_fraction(values, dtype=torch.float16):
+            nonzero = values.abs() > 0
+            count = int(nonzero.sum())
+            if count == 0:
+                return 0.0
+            return int((nonzero & (values.to(dtype) == 0)).sum()) / count
+        ''', "abs() > 0 is False for NaN, so NaN is not counted as nonzero"),
+    underflow("underflow_counts_subnormals", '''
+        def underflow_fraction(values, dtype=torch.float16):
+            nonzero = values != 0
+            count = int(nonzero.sum())
+            if count == 0:
+                return 0.0
+            lost = values.to(dtype).abs() < torch.finfo(dtype).tiny
+            return int((nonzero & lost).sum()) / count
+        ''', "counts values that become subnormal (below the smallest normal) as underflowing"),
+    underflow("underflow_forgets_return", '''
+        def underflow_fraction(values, dtype=torch.float16):
+            nonzero = values != 0
+            count = int(nonzero.sum())
+            fraction = int((nonzero & (values.to(dtype) == 0)).sum()) / max(count, 1)
+        ''', "computes the fraction but never returns it"),
+    underflow("underflow_no_empty_guard", '''
+        def underflow_fraction(values, dtype=torch.float16):
+            nonzero = values != 0
+            return float((nonzero & (values.to(dtype) == 0)).sum() / nonzero.sum())
+        ''', "0 / 0 gives NaN when nothing is nonzero"),
+]
+
+STATIC = [
+    static("static_multiplies_grads", "unscale_", '''
+        def unscale_(self, params):
+            found_inf = False
+            for p in params:
+                if p.grad is None:
+                    continue
+                p.grad.mul_(self.scale)
+                found_inf = found_inf or not bool(torch.isfinite(p.grad).all())
+            return found_inf
+        ''', "multiplies the gradients by the scale instead of dividing"),
+    static("static_not_in_place", "unscale_", '''
+        def unscale_(self, params):
+            found_inf = False
+            for p in params:
+                if p.grad is None:
+                    continue
+                p.grad = p.grad / self.scale
+                found_inf = found_inf or not bool(torch.isfinite(p.grad).all())
+            return found_inf
+        ''', "replaces .grad with a new tensor instead of dividing in place", also=()),
+    static("static_generator_twice", "unscale_", '''
+        def unscale_(self, params):
+            for p in params:
+                if p.grad is not None:
+                    p.grad.div_(self.scale)
+            return any(not bool(torch.isfinite(p.grad).all()) for p in params if p.grad is not None)
+        ''', "loops over params twice: a generator is empty the second time, so overflow is never found"),
+    static("static_inf_only", "unscale_", '''
+        def unscale_(self, params):
+            found_inf = False
+            for p in params:
+                if p.grad is None:
+                    continue
+                p.grad.div_(self.scale)
+                found_inf = found_inf or bool(torch.isinf(p.grad).any())
+            return found_inf
+        ''', "looks for inf only: a NaN gradient is not reported"),
+    static("static_int_scale", "__init__", '''
+        def __init__(self, scale=1024.0):
+            self.scale = int(scale)
+        ''', "stores the scale as an int", also=()),
+    static("static_returns_tensor", "unscale_", '''
+        def unscale_(self, params):
+            found_inf = torch.tensor(False)
+            for p in params:
+                if p.grad is None:
+                    continue
+                p.grad.div_(self.scale)
+                found_inf = found_inf | ~torch.isfinite(p.grad).all()
+            return found_inf
+        ''', "returns a bool tensor instead of a Python bool"),
+    static("static_stops_at_first_overflow", "unscale_", '''
+        def unscale_(self, params):
+            for p in params:
+                if p.grad is None:
+                    continue
+                p.grad.div_(self.scale)
+                if not torch.isfinite(p.grad).all():
+                    return True
+            return False
+        ''', "returns at the first non-finite gradient: the gradients after it are never unscaled", also=()),
+    static("static_scale_loss_detached", "scale_loss", '''
+        def scale_loss(self, loss):
+            return loss.item() * self.scale
+        ''', "scale_loss returns a float: backward() cannot run through it"),
+    static("static_crashes_on_none", "unscale_", '''
+        def unscale_(self, params):
+            found_inf = False
+            for p in params:
+                p.grad.div_(self.scale)
+                found_inf = found_inf or not bool(torch.isfinite(p.grad).all())
+            return found_inf
+        ''', "does not skip parameters whose .grad is None"),
+]
+
+DYNAMIC = [
+    dynamic("dynamic_no_reset_on_overflow", "update", '''
+        def update(self, found_inf):
+            if found_inf:
+                self.scale *= self.backoff_factor
+                return
+            self.clean_steps += 1
+            if self.clean_steps == self.growth_interval:
+                self.scale *= self.growth_factor
+                self.clean_steps = 0
+        ''', "an overflow does not restart the count of clean steps"),
+    dynamic("dynamic_grows_one_late", "update", '''
+        def update(self, found_inf):
+            if found_inf:
+                self.scale *= self.backoff_factor
+                self.clean_steps = 0
+                return
+            self.clean_steps += 1
+            if self.clean_steps > self.growth_interval:
+                self.scale *= self.growth_factor
+                self.clean_steps = 0
+        ''', "off by one: grows after growth_interval + 1 clean steps"),
+    dynamic("dynamic_min_scale", "update", '''
+        def update(self, found_inf):
+            if found_inf:
+                self.scale = max(self.scale * self.backoff_factor, 1.0)
+                self.clean_steps = 0
+                return
+            self.clean_steps += 1
+            if self.clean_steps == self.growth_interval:
+                self.scale *= self.growth_factor
+                self.clean_steps = 0
+        ''', "clamps the scale at 1.0; GradScaler has no minimum"),
+    dynamic("dynamic_grows_every_step", "update", '''
+        def update(self, found_inf):
+            if found_inf:
+                self.scale *= self.backoff_factor
+            else:
+                self.scale *= self.growth_factor
+        ''', "grows on every clean step, ignoring growth_interval"),
+    dynamic("dynamic_no_reset_after_growth", "update", '''
+        def update(self, found_inf):
+            if found_inf:
+                self.scale *= self.backoff_factor
+                self.clean_steps = 0
+                return
+            self.clean_steps += 1
+            if self.clean_steps >= self.growth_interval:
+                self.scale *= self.growth_factor
+        ''', "does not reset the count after growing, so it grows on every step after the first growth"),
+    dynamic("dynamic_ignores_init_scale", "__init__", '''
+        def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000):
+            super().__init__()
+            self.growth_factor = growth_factor
+            self.backoff_factor = backoff_factor
+            self.growth_interval = growth_interval
+            self.clean_steps = 0
+        ''', "never passes init_scale on: the scale stays at StaticLossScaler's 1024"),
+    dynamic("dynamic_counts_all_steps", "update", '''
+        def update(self, found_inf):
+            self.clean_steps += 1
+            if found_inf:
+                self.scale *= self.backoff_factor
+            elif self.clean_steps % self.growth_interval == 0:
+                self.scale *= self.growth_factor
+        ''', "counts every update, overflows included, and grows on multiples of growth_interval"),
+    dynamic("dynamic_backoff_divides", "update", '''
+        def update(self, found_inf):
+            if found_inf:
+                self.scale /= self.backoff_factor
+                self.clean_steps = 0
+                return
+            self.clean_steps += 1
+            if self.clean_steps == self.growth_interval:
+                self.scale *= self.growth_factor
+                self.clean_steps = 0
+        ''', "divides by backoff_factor on overflow, so the scale grows instead of shrinking"),
+]
+
+MASTER = [
+    master("master_float_aliases", "make_master_params", '''
+        def make_master_params(model):
+            return [p.detach().float().requires_grad_(True) for p in model.parameters()]
+        ''', ".float() returns the parameter's own storage when the model is already fp32", also=()),
+    master("master_no_requires_grad", "make_master_params", '''
+        def make_master_params(model):
+            return [p.detach().clone().float() for p in model.parameters()]
+        ''', "masters without requires_grad=True", also=()),
+    master("master_not_detached", "make_master_params", '''
+        def make_master_params(model):
+            return [p.clone().float() for p in model.parameters()]
+        ''', "masters that are not leaves: they hang off the model's graph", also=()),
+    master("master_returns_generator", "make_master_params", '''
+        def make_master_params(model):
+            return (p.detach().clone().float().requires_grad_(True) for p in model.parameters())
+        ''', "returns a generator, which the optimizer and the step cannot both read", also=()),
+    master("master_grads_stale_when_none", "model_grads_to_master_grads", '''
+        def model_grads_to_master_grads(model_params, master_params):
+            for p, master in zip(model_params, master_params):
+                if p.grad is not None:
+                    master.grad = p.grad.detach().float()
+        ''', "leaves a stale master .grad where the model's .grad is None"),
+    master("master_grads_zeros_when_none", "model_grads_to_master_grads", '''
+        def model_grads_to_master_grads(model_params, master_params):
+            for p, master in zip(model_params, master_params):
+                master.grad = torch.zeros_like(master) if p.grad is None else p.grad.detach().float()
+        ''', "zeros instead of None where the model has no gradient"),
+    master("master_grads_keep_fp16", "model_grads_to_master_grads", '''
+        def model_grads_to_master_grads(model_params, master_params):
+            for p, master in zip(model_params, master_params):
+                master.grad = None if p.grad is None else p.grad.detach().clone()
+        ''', "copies the fp16 gradient without converting it to fp32"),
+    master("master_copy_back_replaces_data", "master_params_to_model_params", '''
+        def master_params_to_model_params(model_params, master_params):
+            for p, master in zip(model_params, master_params):
+                p.data = master.data
+        ''', "replaces .data with the master's fp32 storage: the model changes dtype and aliases the master"),
+    master("master_copy_back_assumes_fp16", "master_params_to_model_params", '''
+        def master_params_to_model_params(model_params, master_params):
+            for p, master in zip(model_params, master_params):
+                p.data = master.detach().half()
+        ''', "casts to fp16 whatever the model's dtype: a bf16 model becomes fp16"),
+    master("master_copy_back_rebinds", "master_params_to_model_params", '''
+        def master_params_to_model_params(model_params, master_params):
+            for p, master in zip(model_params, master_params):
+                p = master.detach().to(p.dtype)
+        ''', "rebinds the loop variable: the model never changes"),
+    master("master_copy_back_tracked", "master_params_to_model_params", '''
+        def master_params_to_model_params(model_params, master_params):
+            for p, master in zip(model_params, master_params):
+                p.copy_(master)
+        ''', "copies in place without torch.no_grad(): autograd refuses to write into a leaf"),
+]
+
+ACCUMULATE = [
+    accumulate("accumulate_divides_by_count", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            model.zero_grad(set_to_none=True)
+            starts = range(0, inputs.shape[0], micro_batch_size)
+            total = 0.0
+            for start in starts:
+                loss = loss_fn(model(inputs[start:start + micro_batch_size]), targets[start:start + micro_batch_size])
+                (loss / len(starts)).backward()
+                total += loss.item() / len(starts)
+            return total
+        ''', "divides by the number of micro-batches: wrong when the last one is smaller"),
+    accumulate("accumulate_keeps_stale_grads", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            n = inputs.shape[0]
+            total = 0.0
+            for start in range(0, n, micro_batch_size):
+                x, y = inputs[start:start + micro_batch_size], targets[start:start + micro_batch_size]
+                loss = loss_fn(model(x), y) * (x.shape[0] / n)
+                loss.backward()
+                total += loss.item()
+            return total
+        ''', "never zeroes the gradients, so the ones left from before are added to"),
+    accumulate("accumulate_zeroes_inside_loop", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            n = inputs.shape[0]
+            total = 0.0
+            for start in range(0, n, micro_batch_size):
+                model.zero_grad()
+                x, y = inputs[start:start + micro_batch_size], targets[start:start + micro_batch_size]
+                loss = loss_fn(model(x), y) * (x.shape[0] / n)
+                loss.backward()
+                total += loss.item()
+            return total
+        ''', "zeroes the gradients before every micro-batch: only the last one survives"),
+    accumulate("accumulate_full_batch_forward", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            model.zero_grad()
+            n = inputs.shape[0]
+            outputs = model(inputs)
+            loss_total = 0.0
+            for start in range(0, n, micro_batch_size):
+                out, y = outputs[start:start + micro_batch_size], targets[start:start + micro_batch_size]
+                loss_total = loss_total + loss_fn(out, y) * (out.shape[0] / n)
+            loss_total.backward()
+            return loss_total.item()
+        ''', "runs the model on the whole batch at once, then splits only the loss"),
+    accumulate("accumulate_returns_last_loss", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            model.zero_grad()
+            n = inputs.shape[0]
+            for start in range(0, n, micro_batch_size):
+                x, y = inputs[start:start + micro_batch_size], targets[start:start + micro_batch_size]
+                loss = loss_fn(model(x), y)
+                (loss * (x.shape[0] / n)).backward()
+            return loss.item()
+        ''', "returns the last micro-batch's loss instead of the whole batch's"),
+    accumulate("accumulate_returns_tensor", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            model.zero_grad()
+            n = inputs.shape[0]
+            total = 0.0
+            for start in range(0, n, micro_batch_size):
+                x, y = inputs[start:start + micro_batch_size], targets[start:start + micro_batch_size]
+                loss = loss_fn(model(x), y) * (x.shape[0] / n)
+                loss.backward()
+                total = total + loss.detach()
+            return total
+        ''', "returns the loss as a tensor"),
+    accumulate("accumulate_unweighted_mean_loss", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            model.zero_grad()
+            n = inputs.shape[0]
+            losses = []
+            for start in range(0, n, micro_batch_size):
+                x, y = inputs[start:start + micro_batch_size], targets[start:start + micro_batch_size]
+                loss = loss_fn(model(x), y)
+                (loss * (x.shape[0] / n)).backward()
+                losses.append(loss.item())
+            return sum(losses) / len(losses)
+        ''', "gradients right, but returns the plain mean of the micro-batch losses"),
+    accumulate("accumulate_drops_last_partial", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            model.zero_grad()
+            n = inputs.shape[0]
+            total = 0.0
+            for start in range(0, n - micro_batch_size + 1, micro_batch_size):
+                x, y = inputs[start:start + micro_batch_size], targets[start:start + micro_batch_size]
+                loss = loss_fn(model(x), y) * (x.shape[0] / n)
+                loss.backward()
+                total += loss.item()
+            return total
+        ''', "the loop stops before a last, smaller micro-batch"),
+    accumulate("accumulate_sums_losses", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            model.zero_grad()
+            total = 0.0
+            for start in range(0, inputs.shape[0], micro_batch_size):
+                loss = loss_fn(model(inputs[start:start + micro_batch_size]), targets[start:start + micro_batch_size])
+                loss.backward()
+                total += loss.item()
+            return total
+        ''', "adds up the micro-batch means without weighting them"),
+]
+
+# the reference step with one thing changed; {before} and the like are filled per variant
+STEP_TEMPLATE = '''
+def mixed_precision_train_step(model, master_params, optimizer, scaler, loss_fn, inputs, targets,
+                               micro_batch_size, max_grad_norm=None):
+    model_params = list(model.parameters())
+    model_dtype = model_params[0].dtype
+    {zero}
+    batch_size = inputs.shape[0]
+    total_loss = 0.0
+    for start in range(0, batch_size, micro_batch_size):
+        x = inputs[start:start + micro_batch_size]
+        y = targets[start:start + micro_batch_size]
+        {cast}
+        share = {share}
+        loss = loss_fn(model(x).float(), y)
+        {backward}
+        total_loss += {loss_item}
+    {to_master}
+    if {take_step}:
+        {clip}
+        optimizer.step()
+        {copy_back}
+    {update}
+    return {returned}
+'''
+
+STEP_PARTS = dict(
+    zero="model.zero_grad(set_to_none=True)",
+    cast="if x.is_floating_point():\n            x = x.to(model_dtype)",
+    share="x.shape[0] / batch_size",
+    backward="scaler.scale_loss(loss * share).backward()",
+    loss_item="loss.item() * share",
+    to_master="model_grads_to_master_grads(model_params, master_params)\n"
+              "    found_inf = scaler.unscale_(master_params)",
+    take_step="not found_inf",
+    clip="if max_grad_norm is not None:\n            torch.nn.utils.clip_grad_norm_(master_params, max_grad_norm)",
+    copy_back="master_params_to_model_params(model_params, master_params)",
+    update="scaler.update(found_inf)",
+    returned="total_loss, not found_inf",
+)
+
+
+def step_variant(name, doc, **changes):
+    return step(name, STEP_TEMPLATE.format(**{**STEP_PARTS, **changes}), doc)
+
+
+TRAIN_STEP = [
+    step_variant("step_no_loss_scaling", "never multiplies the loss by the scale (and so never unscales)",
+                 backward="(loss * share).backward()",
+                 to_master="model_grads_to_master_grads(model_params, master_params)\n"
+                           "    found_inf = any(not bool(torch.isfinite(m.grad).all()) for m in master_params "
+                           "if m.grad is not None)"),
+    step_variant("step_unscale_in_fp16", "unscales the fp16 model gradients, where small ones flush to zero",
+                 to_master="found_inf = scaler.unscale_(model_params)\n"
+                           "    model_grads_to_master_grads(model_params, master_params)"),
+    step_variant("step_clip_before_unscale", "clips the still-scaled gradients",
+                 to_master="model_grads_to_master_grads(model_params, master_params)\n"
+                           "    if max_grad_norm is not None:\n"
+                           "        torch.nn.utils.clip_grad_norm_(master_params, max_grad_norm)\n"
+                           "    found_inf = scaler.unscale_(master_params)",
+                 clip="pass"),
+    step_variant("step_steps_on_overflow", "steps even when the gradients overflowed", take_step="True"),
+    step_variant("step_no_update", "never calls scaler.update", update="pass"),
+    step_variant("step_update_twice", "calls scaler.update twice on a clean step",
+                 copy_back="master_params_to_model_params(model_params, master_params)\n"
+                           "        scaler.update(found_inf)"),
+    step_variant("step_no_copy_back", "never copies the masters back into the model", copy_back="pass"),
+    step_variant("step_casts_integer_inputs", "casts token ids to fp16 too", cast="x = x.to(model_dtype)"),
+    step_variant("step_returns_scaled_loss", "returns the loss multiplied by the scale",
+                 loss_item="loss.item() * share * scaler.scale"),
+    step_variant("step_returns_tensor_loss", "returns the loss as a tensor", loss_item="loss.detach() * share"),
+    step_variant("step_divides_by_count", "weights each micro-batch by 1 / number of micro-batches",
+                 share="1 / len(range(0, batch_size, micro_batch_size))"),
+    step_variant("step_keeps_stale_model_grads", "never zeroes the model's gradients", zero="pass"),
+    step_variant("step_returns_found_inf", "returns found_inf where it should return whether it stepped",
+                 returned="total_loss, found_inf"),
+]
+
+Q5 = [
+    bug("q5_wrong_letter", "q5_answer", Replace("q5_answer", None, 'Q5_ANSWER = "c"'), doc="the wrong choice"),
+    bug("q5_choice_index", "q5_answer", Replace("q5_answer", None, "Q5_ANSWER = 1"),
+        doc="the index of the choice instead of its letter"),
+]
+
+BUGGY = UNDERFLOW + STATIC + DYNAMIC + MASTER + ACCUMULATE + TRAIN_STEP + Q5
