@@ -98,6 +98,14 @@ def nbgrader_config(out: Path, db_url: str, limits: dict):
     return cfg
 
 
+def put_alembic_on_path():
+    """nbgrader stamps a new gradebook by running `alembic`, which is installed next to this
+    interpreter; a virtualenv that was not activated leaves it off PATH."""
+    here = os.path.dirname(sys.executable)
+    if here not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = here + os.pathsep + os.environ.get("PATH", "")
+
+
 def prepare_gradebook(cfg, out: Path, attempts: int = 5):
     """Make sure the gradebook knows the assignment and its cells (generate_assignment into it).
 
@@ -322,6 +330,7 @@ def run(submitted_dir, out_dir, jobs=None, db_url=None, timeout=60.0, memory_mb=
     db_url = normalise_db_url(db_url or f"sqlite:///{out / 'gradebook.db'}")
     limits = {"timeout": float(timeout), "memory_mb": int(memory_mb), "grader": grader_fingerprint()}
     names = select_students(submitted, students, shard)
+    put_alembic_on_path()
     prepare_gradebook(nbgrader_config(out, db_url, limits), out)
     write_formgrader_config(out, db_url)
 
@@ -411,7 +420,10 @@ import os
 c = get_config()  # noqa: F821
 load_subconfig({str(ROOT / "nbgrader_config.py")!r})  # noqa: F821
 here = os.path.dirname(os.path.abspath(__file__))
-c.CourseDirectory.root = {str(ROOT)!r}
+# formgrader wants the course root inside the folder Jupyter serves: the root is this folder,
+# and the instructor notebooks are found in the repository by their absolute path
+c.CourseDirectory.root = here
+c.CourseDirectory.source_directory = {str(ROOT / "solutions")!r}
 c.CourseDirectory.submitted_directory = os.path.join(here, ".staging")
 c.CourseDirectory.autograded_directory = os.path.join(here, "autograded")
 c.CourseDirectory.feedback_directory = os.path.join(here, "feedback")

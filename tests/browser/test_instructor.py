@@ -23,15 +23,6 @@ class FormgraderUnavailable(AssertionError):
     """The formgrader page shows nbgrader's error page instead of the course."""
 
 
-# OUT/nbgrader_config.py sets CourseDirectory.root to the repository, which is not inside OUT, so
-# formgrader refuses the set-up ("course directory root is not a subdirectory of the notebook server
-# root") and answers every page with an error. Remove this marker once `grade` writes a config that
-# works from OUT (the tests then XPASS, which strict mode reports as a failure).
-formgrader_broken = pytest.mark.xfail(
-    raises=FormgraderUnavailable, strict=True,
-    reason="product bug: OUT/nbgrader_config.py puts the course root outside OUT, so formgrader errors")
-
-
 @pytest.fixture(scope="module")
 def graded_class(tmp_path_factory, browser_type_launch_args, instructor_notebook, student_notebook):
     """OUT of `python -m autograder grade` on a class of two: alice handed in the reference notebook,
@@ -71,7 +62,6 @@ def open_formgrader(page, server):
     return frame
 
 
-@formgrader_broken
 def test_formgrader_lists_lesson20(jupyter, page, graded_class):
     server = jupyter("lab", root_dir=graded_class, cwd=graded_class)
     frame = open_formgrader(page, server)
@@ -81,7 +71,6 @@ def test_formgrader_lists_lesson20(jupyter, page, graded_class):
     expect(row.locator(".num-submissions")).to_have_text("2")
 
 
-@formgrader_broken
 def test_manual_grade_reaches_gradebook(jupyter, page, graded_class):
     """bob's manual-grading page shows his four written answers with score fields; a score typed
     there is in the gradebook and, after `python -m autograder export`, in grades.json."""
