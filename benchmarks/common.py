@@ -169,8 +169,20 @@ def write_result(name: str, device: torch.device, config, result: dict, seconds:
     path = results_dir / (name + ("" if device.type == "cpu" else f"-{device.type}") + ".json")
     doc = {"benchmark": name, **machine(device), "config": dataclasses.asdict(config),
            "seconds": round(seconds, 1), **result}
-    path.write_text(json.dumps(doc, indent=1, default=_plain) + "\n")
+    path.write_text(to_json(doc) + "\n")
     return path
+
+
+def to_json(value, indent: str = "") -> str:
+    """JSON with one key per line, but lists without dicts in them (sizes, per-seed figures) on one line."""
+    if isinstance(value, dict) and value:
+        inner = indent + " "
+        items = [f"{inner}{json.dumps(str(k))}: {to_json(v, inner)}" for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
+    if isinstance(value, (list, tuple)) and any(isinstance(v, dict) for v in value):
+        inner = indent + " "
+        return "[\n" + ",\n".join(inner + to_json(v, inner) for v in value) + "\n" + indent + "]"
+    return json.dumps(value, default=_plain)
 
 
 def _plain(value):
