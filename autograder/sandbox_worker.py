@@ -17,6 +17,7 @@ Protocol (JSON lines; raw torch.save bytes follow a header that gives their size
 Imports only the standard library, torch and probes.py (next to this file). It decides
 nothing: the grader loads each answer with weights_only=True and judges it.
 """
+import __future__
 import ast
 import ctypes
 import io
@@ -79,25 +80,40 @@ def write_all(fd: int, data: bytes):
 
 
 def load_cells(cells, namespace, describe_exception) -> list:
-    """Run the submission's cells; return the errors they raised, as plain data."""
+    """Run the submission's cells statement by statement; return the errors they raised, as plain data.
+
+    A solution cell stops at its first error, as in Jupyter, except that an import the sandbox lacks
+    (the course's own helpers, say) is skipped: the student's kernel had it. Other cells go on.
+    """
     problems = []
+
+    def record(cell, exc):
+        info = describe_exception(exc)
+        if isinstance(exc, SyntaxError):  # the parser's own frames say nothing to the student
+            info["where"] = f"line {exc.lineno}: {(exc.text or '').strip()}"[:300]
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == cell["label"]]
+        line = frames[-1].lineno if frames else getattr(exc, "lineno", None)
+        problems.append({"cell": cell["index"], "line": line, **info})
+
     for cell in cells:
-        # a solution cell runs whole, as in Jupyter; other cells statement by statement, so that
-        # an import the sandbox lacks (the lesson's own helpers) does not stop the ones after it
         try:
-            parts = [cell["source"]] if cell["solution"] else [ast.Module([n], []) for n in ast.parse(cell["source"]).body]
-        except SyntaxError:
+            tree = ast.parse(cell["source"], cell["label"])
+        except SyntaxError as exc:
+            if cell["solution"]:
+                record(cell, exc)
             continue
-        for part in parts:
+        flags = 0
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+                for alias in node.names:
+                    flags |= getattr(__future__, alias.name, None).compiler_flag if hasattr(__future__, alias.name) else 0
+        for node in tree.body:
             try:
-                exec(compile(part, cell["label"], "exec"), namespace)
+                exec(compile(ast.Module([node], []), cell["label"], "exec", flags=flags, dont_inherit=True), namespace)
             except BaseException as exc:  # the student's SystemExit too: record it, keep loading
-                if not cell["solution"] and isinstance(exc, ImportError):
+                if isinstance(exc, ImportError) and (isinstance(node, (ast.Import, ast.ImportFrom)) or not cell["solution"]):
                     continue
-                info = describe_exception(exc)
-                frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == cell["label"]]
-                line = frames[-1].lineno if frames else getattr(exc, "lineno", None)
-                problems.append({"cell": cell["index"], "line": line, **info})
+                record(cell, exc)
                 if cell["solution"]:
                     break
     return problems[:20]
