@@ -59,6 +59,31 @@ ALTERNATIVES = [
                     bad.append(bool((~torch.isfinite(p.grad)).any()))
             return any(bad)
         '''), doc="multiplies by the reciprocal; materialises the generator first"),
+    alt("alt_static_torch_amp_kernel", Replace("static_loss_scaler", "StaticLossScaler.unscale_", '''
+        def unscale_(self, params):
+            """torch.amp's own fused kernel: multiplies by 1/scale and flags inf/NaN, in place."""
+            grads = [p.grad for p in params if p.grad is not None]
+            if not grads:
+                return False
+            found_inf = torch.zeros(1, device=grads[0].device)
+            inv_scale = torch.full((1,), 1.0 / self.scale, device=grads[0].device)
+            torch._amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale)
+            return bool(found_inf.item())
+        '''), doc="torch._amp_foreach_non_finite_check_and_unscale_, as GradScaler does"),
+    alt("alt_dynamic_torch_kernel", Replace("dynamic_loss_scaler", "DynamicLossScaler", '''
+        class DynamicLossScaler(StaticLossScaler):
+            """The update rule is torch.amp's own kernel, on float32 tensors."""
+
+            def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000):
+                super().__init__(init_scale)
+                self._rule = (growth_factor, backoff_factor, growth_interval)
+                self._tracker = torch.zeros(1, dtype=torch.int32)
+
+            def update(self, found_inf):
+                scale = torch.full((1,), self.scale)
+                torch._amp_update_scale_(scale, self._tracker, torch.full((1,), float(found_inf)), *self._rule)
+                self.scale = scale.item()
+        '''), doc="torch._amp_update_scale_ with a float32 scale and an int32 tracker"),
     alt("alt_dynamic_composition", Replace("dynamic_loss_scaler", None, '''
         class DynamicLossScaler:
             """Wraps a StaticLossScaler instead of inheriting from it."""
@@ -152,6 +177,27 @@ ALTERNATIVES = [
             for p, m in zip(model_params, master_params):
                 p.copy_(m.to(p.dtype))
         '''), doc="masters as nn.Parameter, torch.no_grad() as a decorator"),
+    alt("alt_master_apex_style", Replace("master_weights", None, '''
+        @torch.no_grad()
+        def make_master_params(model):
+            return [torch.empty_like(p, dtype=torch.float32).copy_(p).requires_grad_() for p in model.parameters()]
+
+
+        def model_grads_to_master_grads(model_params, master_params):
+            """As apex.fp16_utils does: copy into an existing master grad when there is one."""
+            for p, m in zip(model_params, master_params):
+                if p.grad is None:
+                    m.grad = None
+                    continue
+                if m.grad is None:
+                    m.grad = torch.empty_like(m)
+                m.grad.detach().copy_(p.grad)
+
+
+        def master_params_to_model_params(model_params, master_params):
+            for p, m in zip(model_params, master_params):
+                p.detach().copy_(m)  # detach() shares p's storage, and autograd does not see the write
+        '''), doc="empty_like + copy_ under no_grad, apex-style grads, p.detach().copy_()"),
     alt("alt_master_tensor_warns", Replace("master_weights", "make_master_params", '''
         def make_master_params(model):
             # torch.tensor(tensor) warns (UserWarning on stderr) but makes a real copy
@@ -170,6 +216,18 @@ ALTERNATIVES = [
                 total += loss.item() * len(x)
             return total / n
         '''), doc="Tensor.split, p.grad = None, sum of loss * size then one division"),
+    alt("alt_accumulate_chunk", Replace("accumulate_gradients", "accumulate_gradients", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            model.zero_grad()
+            n = len(inputs)
+            chunks = -(-n // micro_batch_size)  # ceil: chunk() then gives pieces of at most micro_batch_size
+            total = 0.0
+            for x, y in zip(inputs.chunk(chunks), targets.chunk(chunks)):
+                loss = loss_fn(model(x), y) * (len(x) / n)
+                loss.backward()
+                total += loss.item()
+            return total
+        '''), doc="torch.chunk into ceil(n / micro_batch_size) pieces"),
     alt("alt_accumulate_indices_zero", Replace("accumulate_gradients", "accumulate_gradients", '''
         def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
             for p in model.parameters():
@@ -220,6 +278,35 @@ ALTERNATIVES = [
             scaler.update(overflow)
             return loss_sum, stepped
         '''), doc="clips by hand, scales with scaler.scale directly, optimizer.zero_grad()"),
+    alt("alt_step_checks_model_grads", Replace("mixed_precision_train_step", "mixed_precision_train_step", '''
+        def mixed_precision_train_step(model, master_params, optimizer, scaler, loss_fn, inputs, targets,
+                                       micro_batch_size, max_grad_norm=None):
+            model_params = list(model.parameters())
+            for p in model_params:
+                p.grad = None
+            n = inputs.shape[0]
+            total = 0.0
+            for start in range(0, n, micro_batch_size):
+                x, y = inputs[start:start + micro_batch_size], targets[start:start + micro_batch_size]
+                if x.dtype.is_floating_point:
+                    x = x.half() if model_params[0].dtype == torch.float16 else x.to(model_params[0].dtype)
+                loss = loss_fn(model(x).float(), y)
+                scaled = scaler.scale_loss(loss) * (len(x) / n)
+                scaled.backward()
+                total += scaled.item() / scaler.scale
+            # overflow shows in the fp16 gradients already
+            found_inf = any(not torch.isfinite(p.grad).all() for p in model_params if p.grad is not None)
+            model_grads_to_master_grads(model_params, master_params)
+            scaler.unscale_(master_params)
+            if not found_inf:
+                if max_grad_norm is not None:
+                    torch.nn.utils.clip_grad_norm_(master_params, max_grad_norm)
+                optimizer.step()
+            master_params_to_model_params(model_params, master_params)  # a no-op after a skipped step
+            optimizer.zero_grad(set_to_none=True)
+            scaler.update(found_inf)
+            return total, not found_inf
+        '''), doc="overflow found on the fp16 grads, copy-back on every call, zero_grad after the step"),
     alt("alt_step_reuses_accumulate", Replace("mixed_precision_train_step", "mixed_precision_train_step", '''
         def mixed_precision_train_step(model, master_params, optimizer, scaler, loss_fn, inputs, targets,
                                        micro_batch_size, max_grad_norm=None):
@@ -266,6 +353,11 @@ ALTERNATIVES = [
         '''), Append("underflow_fraction", '''
         print(underflow_fraction(torch.tensor([1e-9, 1.0, 0.0])))   # trying it out in the cell
         '''), doc="a helper in a separate cell defined after use, prints, stderr and warnings"),
+    alt("alt_course_imports_and_magics", Append("underflow_fraction", '''
+        %%time
+        from autograder import lesson   # the course's helpers: in the student's kernel, not in the sandbox
+        import numpy as np
+        ''', first=True), doc="a cell magic and an import of the course package above the exercise"),
     alt("alt_q5_uppercase", Replace("q5_answer", None, 'Q5_ANSWER = "B"  # mixed precision and accumulation change memory, not the model'),
         doc="an upper-case letter with a comment"),
     alt("alt_q5_parenthesised", Replace("q5_answer", None, "Q5_ANSWER = ' (b) '"),

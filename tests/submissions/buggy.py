@@ -97,6 +97,13 @@ UNDERFLOW = [
             count = int(nonzero.sum())
             fraction = int((nonzero & (values.to(dtype) == 0)).sum()) / max(count, 1)
         ''', "computes the fraction but never returns it"),
+    underflow("underflow_counts_zeros_as_flushed", '''
+        def underflow_fraction(values, dtype=torch.float16):
+            count = int((values != 0).sum())
+            if count == 0:
+                return 0.0
+            return int((values.to(dtype) == 0).sum()) / count
+        ''', "counts the entries that were zero to begin with as underflowing"),
     underflow("underflow_no_empty_guard", '''
         def underflow_fraction(values, dtype=torch.float16):
             nonzero = values != 0
@@ -246,6 +253,17 @@ DYNAMIC = [
             elif self.clean_steps % self.growth_interval == 0:
                 self.scale *= self.growth_factor
         ''', "counts every update, overflows included, and grows on multiples of growth_interval"),
+    dynamic("dynamic_hardcoded_factors", "update", '''
+        def update(self, found_inf):
+            if found_inf:
+                self.scale *= 0.5
+                self.clean_steps = 0
+                return
+            self.clean_steps += 1
+            if self.clean_steps == self.growth_interval:
+                self.scale *= 2.0
+                self.clean_steps = 0
+        ''', "uses 0.5 and 2.0 whatever backoff_factor and growth_factor were given"),
     dynamic("dynamic_backoff_divides", "update", '''
         def update(self, found_inf):
             if found_inf:
@@ -307,6 +325,12 @@ MASTER = [
             for p, master in zip(model_params, master_params):
                 p = master.detach().to(p.dtype)
         ''', "rebinds the loop variable: the model never changes"),
+    master("master_copy_back_reversed", "master_params_to_model_params", '''
+        def master_params_to_model_params(model_params, master_params):
+            with torch.no_grad():
+                for p, master in zip(model_params, master_params):
+                    master.copy_(p)
+        ''', "copies in the wrong direction: the model into the masters"),
     master("master_copy_back_tracked", "master_params_to_model_params", '''
         def master_params_to_model_params(model_params, master_params):
             for p, master in zip(model_params, master_params):
@@ -407,6 +431,18 @@ ACCUMULATE = [
                 total += loss.item()
             return total
         ''', "the loop stops before a last, smaller micro-batch"),
+    accumulate("accumulate_zeroes_after_loop", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            n = inputs.shape[0]
+            total = 0.0
+            for start in range(0, n, micro_batch_size):
+                x, y = inputs[start:start + micro_batch_size], targets[start:start + micro_batch_size]
+                loss = loss_fn(model(x), y) * (x.shape[0] / n)
+                loss.backward()
+                total += loss.item()
+            model.zero_grad()  # "clean up" -- after the loop, which throws the result away
+            return total
+        ''', "zeroes the gradients after the loop instead of before it"),
     accumulate("accumulate_sums_losses", '''
         def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
             model.zero_grad()
@@ -480,6 +516,10 @@ TRAIN_STEP = [
                            "        torch.nn.utils.clip_grad_norm_(master_params, max_grad_norm)\n"
                            "    found_inf = scaler.unscale_(master_params)",
                  clip="pass"),
+    step_variant("step_unscales_twice", "unscales the master gradients twice",
+                 to_master="model_grads_to_master_grads(model_params, master_params)\n"
+                           "    found_inf = scaler.unscale_(master_params)\n"
+                           "    scaler.unscale_(master_params)"),
     step_variant("step_steps_on_overflow", "steps even when the gradients overflowed", take_step="True"),
     step_variant("step_no_update", "never calls scaler.update", update="pass"),
     step_variant("step_update_twice", "calls scaler.update twice on a clean step",

@@ -1,0 +1,114 @@
+"""The sandbox on its own: what one submission leaves behind never reaches the next, code loads as
+in the student's kernel, and the fallback without bubblewrap still grades; and, through the
+`grade` command, hostile students in a class change nobody else's grades."""
+import json
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+from autograder.grading import grade_notebook
+from autograder.sandbox import WEAK_ISOLATION, Limits, have_bwrap, sandbox_uid
+from tests.submissions import ROOT, VARIANTS, judge, make_submission, write_class
+from tests.test_submissions import processes_of
+
+pytestmark = pytest.mark.slow
+needs_bwrap = pytest.mark.skipif(not have_bwrap(), reason="bubblewrap is not installed")
+
+
+def scores(result) -> dict:
+    return {item: r.score for item, r in result.items.items()}
+
+
+def zygotes() -> set:
+    """Host pids of this process's waiting sandboxes (PID 2 in their namespace)."""
+    uid = sandbox_uid()
+    return {pid for pid, (inner, _) in processes_of(uid).items() if inner == 2} if uid is not None else set()
+
+
+@needs_bwrap
+def test_nothing_carries_over_to_the_next_submission():
+    """A file in /tmp and a process that keeps rewriting it, left by one submission, are gone for the next,
+    which runs in the same sandbox (the zygote is reused, not restarted)."""
+    first = grade_notebook(make_submission("hostile_leaves_traces"), ["q5_answer"])
+    assert first.status == "graded" and scores(first) == {"q5_answer": 1.0}
+    before = zygotes()
+    assert before, "no sandbox is waiting for the next submission"
+    uid = sandbox_uid()
+    assert all(inner == 2 for inner, _ in processes_of(uid).values()), processes_of(uid)
+    second = grade_notebook(make_submission("hostile_reads_traces"), ["q5_answer"])
+    assert second.status == "graded"
+    assert scores(second)["q5_answer"] < 1.0, "the second submission read what the first one left in /tmp"
+    assert zygotes() == before, "the sandbox was restarted between two well-behaved submissions"
+
+
+def test_code_loads_as_in_the_students_kernel():
+    """Cell magics and the course's own imports are skipped, a SyntaxError is reported with its line,
+    and a solution cell stops at its first error, keeping what ran before it."""
+    nb = make_submission("reference")
+    cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    cells["underflow_fraction_solution"].source = ("%%time\nfrom autograder import lesson\n"
+                                                   + cells["underflow_fraction_solution"].source)
+    cells["static_loss_scaler_solution"].source += "\n\nbroken = (\n"
+    cells["q5_answer_solution"].source = 'Q5_ANSWER = "b"\n1 / 0\nQ5_ANSWER = "c"\n'
+    result = grade_notebook(nb, ["underflow_fraction", "static_loss_scaler", "q5_answer"])
+    got = scores(result)
+    assert got["underflow_fraction"] == 1.0 and got["q5_answer"] == 1.0 and got["static_loss_scaler"] == 0.0, got
+    syntax = [p for p in result.problems if p["type"] == "SyntaxError"]
+    assert syntax and syntax[0]["item"] == "static_loss_scaler" and syntax[0]["line"], result.problems
+    assert "SyntaxError" in result.report("static_loss_scaler")
+
+
+def test_fallback_without_bubblewrap_still_grades():
+    """Without bubblewrap: a plain subprocess, a clear warning, and the same scores."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = grade_notebook(make_submission("reference"), ["underflow_fraction", "q5_answer"], isolate=False)
+    assert any(WEAK_ISOLATION in str(w.message) for w in caught)
+    assert result.status == "graded" and scores(result) == {"underflow_fraction": 1.0, "q5_answer": 1.0}
+
+
+CLASS = ["reference", "stub", "step_no_update", "alt_master_apex_style", "hostile_tampered_test_cell",
+         "hostile_exit_at_load", "hostile_detached_sleepers", "hostile_leaves_traces", "hostile_reads_traces",
+         "hostile_loop_ignoring_signals"]
+
+
+@needs_bwrap
+def test_hostile_students_change_nobody_elses_grades(tmp_path):
+    """`python -m autograder grade --jobs 2` on a class with hostile students: everyone gets what their own
+    code earns (test cells edited to claim 100 points included), and no daemon they started survives."""
+    write_class(tmp_path / "submitted", CLASS)
+    limits = VARIANTS["hostile_loop_ignoring_signals"].limits
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "submitted"), "--out", str(out),
+                           "--jobs", "2", "--quiet", "--timeout", str(limits["cpu_seconds"]),
+                           "--memory-mb", str(limits["memory_mb"])],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    students = json.loads((out / "grades.json").read_text())["students"]
+    assert sorted(students) == sorted(CLASS)
+    for name, row in students.items():
+        got = {item: value["score"] for item, value in row["items"].items()}
+        found = judge(name, row["status"], got)
+        assert not found, f"{name}: {found} ({row['reason'][:300]})"
+    deadline = time.monotonic() + 10
+    while (sleepers := _sleepers()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not sleepers, f"processes started by a submission are still running: {sleepers}"
+
+
+def _sleepers() -> list:
+    """Processes that run the detached `sleep 3600`/`sleep 3601` of hostile_detached_sleepers."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+            except OSError:
+                continue
+            if cmd in ("sleep 3600", "sleep 3601"):
+                found.append((int(entry.name), cmd))
+    return found
