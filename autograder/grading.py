@@ -59,7 +59,7 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), include_hidden:
     for p in problems:
         p["item"] = owner.get(p["cell"], "")
     try:
-        student = SandboxStudent(sandbox, limits.cpu_seconds)
+        student = SandboxStudent(sandbox, limits.cpu_seconds, limits.total_seconds)
         items = run_checks(item_ids, student, reference, include_hidden)
     finally:
         sandbox.close()

@@ -26,6 +26,7 @@ import threading
 import time
 import uuid
 import warnings
+import zipfile
 from dataclasses import astuple, dataclass
 from pathlib import Path
 
@@ -51,6 +52,7 @@ class Limits:
     tmp_mb: int = 256            # size of the private /tmp
     cpus: float = 1.0            # CPU cores the sandbox may use at once (cgroup), 0 for no limit
     max_restarts: int = 8        # fresh starts after a crash or timeout, per submission
+    total_seconds: int = 0       # all items together (0: three times cpu_seconds); then the rest fail fast
 
 
 class SandboxError(Exception):
@@ -291,13 +293,13 @@ class _Zygote:
     def spawn(self, fds) -> int:
         with self.lock:
             socket.send_fds(self.sock, [json.dumps({"cmd": "spawn"}).encode()], fds)
-            return self._receive(30)["pid"]
+            return self._receive(10)["pid"]
 
     def reap(self):
         """Kill everything a submission started; the exit code of its child (None if unknown)."""
         with self.lock:
             self.sock.send(json.dumps({"cmd": "reap"}).encode())
-            reply = self._receive(30)
+            reply = self._receive(10)  # killing and cleaning up takes milliseconds; more means it was stopped
         if not reply.get("clean"):
             raise SandboxError("protocol", "the sandbox could not clean up")
         return reply.get("status")
@@ -457,6 +459,8 @@ class Sandbox:
         if size > self.limits.max_answer_mb * 2**20:
             self._fail("protocol", "the answer was too large to read back")
         payload = self._exact(size, deadline, f"running {probe}")
+        if not _stored_zip(payload, self.limits.max_answer_mb * 2**20):
+            self._fail("protocol", "the answer was not in the form the sandbox writes")
         try:
             answer = torch.load(io.BytesIO(payload), weights_only=True)  # plain data only: nothing the student made
         except Exception as exc:
@@ -504,7 +508,7 @@ class Sandbox:
         line, self._buffer = self._buffer.split(b"\n", 1)
         try:
             message = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             message = None
         if not isinstance(message, dict):
             self._fail("protocol", "the sandbox sent an unreadable message")
@@ -533,6 +537,18 @@ class Sandbox:
         raise SandboxError(reason, message)
 
 
+def _stored_zip(payload: bytes, limit: int) -> bool:
+    """True for a torch.save zip whose members are stored, not compressed, within `limit` bytes in all:
+    a forged answer could otherwise be a zip bomb that torch.load would inflate in the grader."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError, RecursionError, EOFError):
+        return False
+    return (all(m.compress_type == zipfile.ZIP_STORED for m in members)
+            and sum(m.file_size for m in members) <= limit)
+
+
 def _plain_problem(p: dict) -> dict:
     """A load problem as the grader keeps it: known keys, short strings (it came from the sandbox)."""
     def text(v, n):
@@ -549,9 +565,10 @@ class SandboxStudent:
     context = "sandbox"
     CRASHES_PER_ITEM = 2  # after this many, the item's remaining checks fail without running again
 
-    def __init__(self, sandbox: Sandbox, seconds_per_item: float):
+    def __init__(self, sandbox: Sandbox, seconds_per_item: float, total_seconds: float = None):
         self.sandbox = sandbox
         self.seconds_per_item = seconds_per_item
+        self.total_seconds = total_seconds or 3 * seconds_per_item
         self.item = None
         self.spent = {}
         self.crashes = {}
@@ -564,7 +581,13 @@ class SandboxStudent:
         item = self.item
         if item in self.failures:  # a new exception each time: re-raising one would grow its traceback
             raise CheckFailure(str(self.failures[item]), self.failures[item].reason)
-        left = self.seconds_per_item - self.spent.get(item, 0.0)
+        total_left = self.total_seconds - sum(self.spent.values())
+        left = min(self.seconds_per_item - self.spent.get(item, 0.0), total_left)
+        if total_left <= 0:  # the whole notebook's time is used up
+            self.failures[item] = CheckFailure(
+                f"{probe.replace('_', ' ')}: not run: your notebook used up its {self.total_seconds:g} s for all "
+                "exercises in earlier ones. Look for an endless loop there.", "timeout")
+            raise CheckFailure(str(self.failures[item]), "timeout")
         started = time.monotonic()
         try:
             obs = self.sandbox.request(probe, spec, timeout=max(left, 0.5))

@@ -44,7 +44,22 @@ def probe(fn):
 
 
 def run(namespace: dict, name: str, spec: dict) -> dict:
-    """Run probe `name` against `namespace`; always returns plain data, never raises."""
+    """Run probe `name` against `namespace`; always returns plain data, never raises.
+
+    torch's global defaults are set to the usual ones while it runs (a cell may have changed them),
+    and put back afterwards (in the student's kernel, they are the student's).
+    """
+    dtype, grad = torch.get_default_dtype(), torch.is_grad_enabled()
+    torch.set_default_dtype(torch.float32)
+    torch.set_grad_enabled(True)
+    try:
+        return _run(namespace, name, spec)
+    finally:
+        torch.set_default_dtype(dtype)
+        torch.set_grad_enabled(grad)
+
+
+def _run(namespace: dict, name: str, spec: dict) -> dict:
     try:
         return {"status": "ok", **PROBES[name](namespace, **spec)}
     except Missing as exc:
@@ -118,6 +133,10 @@ def describe(value, depth: int = 0) -> dict:
     kind = type(value)
     if value is None or any(kind is t for t in (bool, int, float, str)):
         return {"type": kind.__name__ if value is not None else "NoneType", "value": value}
+    for base in (float, int, str):  # numpy.float64 is a float; report what it holds, not what it says
+        if isinstance(value, base) and kind is not bool and base.__dict__.get(f"__{base.__name__}__", None) is not None:
+            return {"type": base.__name__, "value": base.__dict__[f"__{base.__name__}__"](value),
+                    "subclass": _safe_text(type.__dict__["__name__"].__get__(kind), 80)}
     if isinstance(value, _BASE):
         return {"type": "Tensor", "value": plain_tensor(value), "dtype": dtype_name(value)}
     if (kind is tuple or kind is list) and depth < 2:

@@ -33,9 +33,9 @@ def test_all_zero_input_gives_zero(student):
     """Returns 0.0 when there is no nonzero value"""
     out = student.run("underflow_fraction", values=torch.zeros(6))
     got = number(out["result"])
-    assert got == 0.0, (
-        f"underflow_fraction(torch.zeros(6)) should be 0.0 (nothing nonzero can underflow), "
-        f"but it returned {shown(out['result'])}. Hint: guard against dividing by a count of 0.")
+    assert got == 0.0 and out["result"]["type"] == "float", (
+        f"underflow_fraction(torch.zeros(6)) should be the float 0.0 (nothing nonzero can underflow), "
+        f"but it returned {shown(out['result'])}. Hint: guard against dividing by a count of 0, and return 0.0.")
 
 
 def test_returns_a_python_float(student):
