@@ -112,3 +112,23 @@ def _sleepers() -> list:
             if cmd in ("sleep 3600", "sleep 3601"):
                 found.append((int(entry.name), cmd))
     return found
+
+
+def test_only_stored_torch_archives_are_loaded():
+    """An answer is loaded only if it is a torch.save archive with uncompressed members, within the size
+    limit: a forged answer could otherwise be a zip bomb that torch.load inflates in the grader."""
+    import io
+    import zipfile
+
+    import torch
+
+    from autograder.sandbox import _stored_zip
+    buffer = io.BytesIO()
+    torch.save({"status": "ok", "value": torch.zeros(100)}, buffer)
+    assert _stored_zip(buffer.getvalue(), 2**20)
+    assert not _stored_zip(buffer.getvalue(), 100)
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("archive/data.pkl", b"\0" * 2**22)
+    assert len(bomb.getvalue()) < 2**16 and not _stored_zip(bomb.getvalue(), 2**30)
+    assert not _stored_zip(b"not a zip at all", 2**20)

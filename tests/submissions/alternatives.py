@@ -24,6 +24,16 @@ ALTERNATIVES = [
             lost = torch.logical_and(flat != 0, cast == 0)
             return float(torch.count_nonzero(lost).item()) / float(nonzero)
         '''), doc="count_nonzero on a flattened copy, float division of two ints"),
+    alt("alt_underflow_numpy_counts", Replace("underflow_fraction", "underflow_fraction", '''
+        import numpy as np
+
+
+        def underflow_fraction(values, dtype=torch.float16):
+            nonzero = (values != 0).cpu().numpy()
+            lost = (values.to(dtype) == 0).cpu().numpy() & nonzero
+            total = np.count_nonzero(nonzero)
+            return np.count_nonzero(lost) / total if total else 0.0  # a numpy.float64, which is a float
+        '''), doc="counts with numpy: returns a numpy.float64"),
     alt("alt_static_no_grad_division", Replace("static_loss_scaler", None, '''
         import math
 
@@ -84,6 +94,16 @@ ALTERNATIVES = [
                 torch._amp_update_scale_(scale, self._tracker, torch.full((1,), float(found_inf)), *self._rule)
                 self.scale = scale.item()
         '''), doc="torch._amp_update_scale_ with a float32 scale and an int32 tracker"),
+    alt("alt_dynamic_modulo", Replace("dynamic_loss_scaler", "DynamicLossScaler.update", '''
+        def update(self, found_inf):
+            if found_inf:
+                self.scale *= self.backoff_factor
+                self.clean_steps = 0
+            else:
+                self.clean_steps += 1
+                if self.clean_steps % self.growth_interval == 0:  # no reset needed: the count keeps going
+                    self.scale *= self.growth_factor
+        '''), doc="grows on multiples of growth_interval, resetting only on overflow"),
     alt("alt_dynamic_composition", Replace("dynamic_loss_scaler", None, '''
         class DynamicLossScaler:
             """Wraps a StaticLossScaler instead of inheriting from it."""
@@ -358,6 +378,9 @@ ALTERNATIVES = [
         from autograder import lesson   # the course's helpers: in the student's kernel, not in the sandbox
         import numpy as np
         ''', first=True), doc="a cell magic and an import of the course package above the exercise"),
+    alt("alt_changes_torch_defaults", Append("q5_answer", '''
+        torch.set_default_dtype(torch.float64)  # for the student's own experiments further down
+        '''), doc="changes torch's default dtype in a solution cell"),
     alt("alt_q5_uppercase", Replace("q5_answer", None, 'Q5_ANSWER = "B"  # mixed precision and accumulation change memory, not the model'),
         doc="an upper-case letter with a comment"),
     alt("alt_q5_parenthesised", Replace("q5_answer", None, "Q5_ANSWER = ' (b) '"),

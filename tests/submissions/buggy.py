@@ -104,6 +104,18 @@ UNDERFLOW = [
                 return 0.0
             return int((values.to(dtype) == 0).sum()) / count
         ''', "counts the entries that were zero to begin with as underflowing"),
+    underflow("underflow_placeholder_constant", '''
+        def underflow_fraction(values, dtype=torch.float16):
+            return 0.5  # TODO
+        ''', "a placeholder left in place of the answer"),
+    underflow("underflow_int_zero_when_empty", '''
+        def underflow_fraction(values, dtype=torch.float16):
+            nonzero = values != 0
+            count = int(nonzero.sum())
+            if count == 0:
+                return 0
+            return int((nonzero & (values.to(dtype) == 0)).sum()) / count
+        ''', "returns the int 0, not the float 0.0, when nothing is nonzero"),
     underflow("underflow_no_empty_guard", '''
         def underflow_fraction(values, dtype=torch.float16):
             nonzero = values != 0
@@ -521,6 +533,13 @@ TRAIN_STEP = [
                            "    found_inf = scaler.unscale_(master_params)\n"
                            "    scaler.unscale_(master_params)"),
     step_variant("step_steps_on_overflow", "steps even when the gradients overflowed", take_step="True"),
+    step_variant("step_update_only_when_stepping", "calls scaler.update only after a step it took",
+                 copy_back="master_params_to_model_params(model_params, master_params)\n"
+                           "        scaler.update(found_inf)",
+                 update="pass"),
+    step_variant("step_clips_values", "clips each gradient value instead of the total norm",
+                 clip="if max_grad_norm is not None:\n"
+                      "            torch.nn.utils.clip_grad_value_(master_params, max_grad_norm)"),
     step_variant("step_no_update", "never calls scaler.update", update="pass"),
     step_variant("step_update_twice", "calls scaler.update twice on a clean step",
                  copy_back="master_params_to_model_params(model_params, master_params)\n"

@@ -250,6 +250,29 @@ for _path in {list(OUTSIDE_PATHS)!r} + [sys.prefix + "/{MARKER}.txt", "/sandbox/
         pass
 '''
 
+STOP_THE_SANDBOX = '''
+import os
+import signal
+os.kill(os.getppid(), signal.SIGSTOP)  # the process that starts submissions, frozen
+'''
+
+POKE_THE_SANDBOX = '''
+import ctypes
+import os
+
+Q5_ANSWER = "a"  # wrong, unless the process that starts the next submissions can be written to
+try:
+    with open(f"/proc/{os.getppid()}/mem", "r+b"):
+        Q5_ANSWER = "b"
+except OSError:
+    pass
+try:
+    if ctypes.CDLL(None, use_errno=True).ptrace(16, os.getppid(), None, None) == 0:  # PTRACE_ATTACH
+        Q5_ANSWER = "b"
+except (OSError, AttributeError):
+    pass
+'''
+
 # for the test that grades two submissions one after the other in the same sandbox
 LEAVE_TRACES = '''
 import os
@@ -320,7 +343,7 @@ HOSTILE = [
             Replace("underflow_fraction", "underflow_fraction", '''
             def underflow_fraction(values, dtype=torch.float16):
                 return Fraction(0.5)
-            '''), twin="underflow_forgets_return", doc="returns a float subclass whose == always says yes"),
+            '''), twin="underflow_placeholder_constant", doc="returns a float subclass whose == always says yes"),
     hostile("hostile_lying_answer", Replace("q5_answer", None, LYING_ANSWER), expect={"q5_answer": 0.0},
             doc="Q5_ANSWER is a str subclass equal to every letter"),
     hostile("hostile_recursive_return", Replace("underflow_fraction", "underflow_fraction", '''
@@ -401,6 +424,10 @@ HOSTILE = [
                 raise NotImplementedError("underflow_fraction")
             '''), expect={"underflow_fraction": 0.0},
             doc="rewrites test cells (one to claim 100 points) around an unfinished exercise"),
+    hostile("hostile_stops_the_sandbox", Append("q5_answer", STOP_THE_SANDBOX), limits=HOSTILE_LIMITS,
+            doc="SIGSTOPs the process that forks submissions: it is replaced, the next student is unaffected"),
+    hostile("hostile_pokes_the_sandbox", Replace("q5_answer", None, POKE_THE_SANDBOX), expect={"q5_answer": "less"},
+            doc="tries to write into, or ptrace, the process that forks the next submissions"),
     hostile("hostile_leaves_traces", Append("q5_answer", LEAVE_TRACES),
             doc="leaves a file in /tmp and a process that keeps writing it, for the next submission"),
     hostile("hostile_reads_traces", Replace("q5_answer", None, READ_TRACES), expect={"q5_answer": "less"},
