@@ -9,7 +9,6 @@ process tree (kernels and sandboxes included) every 0.25 s.
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -86,7 +85,8 @@ def write_class(folder: Path, config: Config) -> dict:
 # ---- running a grader and measuring it ----
 
 def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
-    """Run cmd; return its wall seconds and the peak memory of its process tree and of one process.
+    """Run cmd; return its wall seconds, the peak memory of its process tree and of one process, and
+    how many cores other work on the machine took meanwhile (a shared machine slows what it measures).
 
     The tree's memory is the sum of PSS (shared pages split between the processes that map them):
     RSS would count torch's libraries, and the pages forked sandboxes share, once per process.
@@ -94,18 +94,22 @@ def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
     import psutil
     env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     env.pop("NBGRADER_EXECUTION", None)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    me, machine_before = psutil.Process(), _busy_seconds()
+    mine_before = sum(me.cpu_times()[:2])
     start = time.perf_counter()
     peak = {"tree_pss": 0, "tree_rss": 0, "process_rss": 0}
+    tree_cpu = {}  # pid -> user + system seconds at its last sample
     with open(log, "w") as out:
         proc = psutil.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
         while proc.poll() is None:
             pss = rss = 0
             for p in [proc] + _children(proc):
                 try:
-                    info = p.memory_full_info()
+                    with p.oneshot():
+                        info, cpu = p.memory_full_info(), p.cpu_times()
                 except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                     continue
+                tree_cpu[p.pid] = cpu.user + cpu.system
                 pss, rss = pss + getattr(info, "pss", info.rss), rss + info.rss
                 peak["process_rss"] = max(peak["process_rss"], info.rss)
             peak["tree_pss"], peak["tree_rss"] = max(peak["tree_pss"], pss), max(peak["tree_rss"], rss)
@@ -117,12 +121,18 @@ def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
                         pass
             time.sleep(SAMPLE_S)
     wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tree = sum(tree_cpu.values())  # short-lived processes between samples are missed: a lower bound
+    others = _busy_seconds() - machine_before - tree - (sum(me.cpu_times()[:2]) - mine_before)
     tail = log.read_text(errors="replace").strip().splitlines()[-5:]
-    return {"wall_s": wall, **{f"peak_{k}": v for k, v in peak.items()},
-            # CPU of the descendants that were waited for: processes reaped elsewhere are missing
-            "cpu_s_waited_children": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-            "returncode": proc.returncode, "log_tail": tail}
+    return {"wall_s": wall, **{f"peak_{k}": v for k, v in peak.items()}, "cpu_s_tree": tree,
+            "other_cores": max(others, 0.0) / wall, "returncode": proc.returncode, "log_tail": tail}
+
+
+def _busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy since boot, all cores together."""
+    import psutil
+    t = psutil.cpu_times()
+    return sum(t) - t.idle - getattr(t, "iowait", 0.0)
 
 
 def _children(proc):
@@ -204,7 +214,7 @@ def run(config: Config, device: torch.device) -> dict:
         rows.append({"grader": label, "wall_s": r["wall_s"], "per_submission_s": r["wall_s"] / n,
                      "peak_tree_pss_mib": mib(r["peak_tree_pss"]), "peak_tree_rss_mib": mib(r["peak_tree_rss"]),
                      "peak_process_rss_mib": mib(r["peak_process_rss"]),
-                     "cpu_s_waited_children": r["cpu_s_waited_children"], "returncode": r["returncode"],
+                     "cpu_s_tree": r["cpu_s_tree"], "other_cores": r["other_cores"], "returncode": r["returncode"],
                      "graded": sum(s == "graded" for s in r["statuses"].values()), "log_tail": r["log_tail"]})
     kinds = {}
     for student, (variant, kind) in students.items():
@@ -236,7 +246,8 @@ def table(result: dict) -> str:
     s = result["summary"]
     columns = [("grader", "grader", ""), ("wall s", "wall_s", ".1f"), ("s / submission", "per_submission_s", ".2f"),
                ("peak MiB, tree PSS", "peak_tree_pss_mib", ".0f"),
-               ("peak MiB, one process", "peak_process_rss_mib", ".0f"), ("graded", "graded", "d")]
+               ("peak MiB, one process", "peak_process_rss_mib", ".0f"), ("CPU s", "cpu_s_tree", ".0f"),
+               ("other work, cores", "other_cores", ".2f"), ("graded", "graded", "d")]
     kinds = [{"kind": k, **v} for k, v in s["by_kind"].items()]
     return (format_table(result["rows"], columns)
             + f"\n{s['students']} submissions; sandbox: {s['sandbox']}; nbgrader's generate_assignment"
