@@ -321,11 +321,11 @@ class _Zygote:
             self.cgroup = None
 
 
-_SHARED = {}  # (limits, isolate) -> _Zygote, one per grading process
+_SHARED = {}  # (limits, isolate, pid) -> _Zygote, one per grading process
 
 
 def _shared_zygote(limits: Limits, isolate: bool) -> _Zygote:
-    key = (astuple(limits), isolate)
+    key = (astuple(limits), isolate, os.getpid())  # a forked copy of this process starts its own
     zygote = _SHARED.get(key)
     if zygote is None or not zygote.alive:
         if zygote is not None:
@@ -595,7 +595,8 @@ class SandboxStudent:
             hint = {"timeout": f"This exercise has {self.seconds_per_item:g} s in all: look for an endless loop.",
                     "crashed": "Look for os._exit, sys.exit, or a very large allocation.",
                     }.get(exc.reason, "")
-            failure = CheckFailure(f"{probe.replace('_', ' ')}: {exc} {hint}".strip(), exc.reason)
+            text = f"{probe.replace('_', ' ')}: {exc}".rstrip(".")
+            failure = CheckFailure(f"{text}. {hint}".strip(), exc.reason)
             self.crashes[item] = self.crashes.get(item, 0) + 1
             if exc.reason == "timeout" or self.crashes[item] >= self.CRASHES_PER_ITEM:
                 self.failures[item] = failure
