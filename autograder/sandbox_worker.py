@@ -167,11 +167,14 @@ def child(fds, torch, probes_code):
         write_all(replies, (dumps({"id": request["id"], "size": len(payload)}) + "\n").encode() + payload)
 
 
-def reap(isolated: bool, children: dict) -> dict:
-    """Kill every process but this one and the sandbox's init, empty /tmp; exit codes of our children."""
+def reap(isolated: bool, children: dict):
+    """Kill every process but this one and the sandbox's init, empty /tmp.
+
+    Returns the exit codes of our children, and whether nothing else is left running."""
     status = {}
     me = os.getpid()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 5
+    others = []
     while time.monotonic() < deadline:
         if isolated:  # in our own PID namespace: -1 is everything we may signal, but ourselves and init
             try:
@@ -207,7 +210,7 @@ def reap(isolated: bool, children: dict) -> dict:
                 pass
         if shutil.which("ipcrm"):  # SysV shared memory, semaphores and queues outlive their processes
             os.spawnv(os.P_WAIT, shutil.which("ipcrm"), ["ipcrm", "--all"])
-    return status
+    return status, not others
 
 
 PRELOADED = ("numpy", "matplotlib", "matplotlib.pyplot", "tqdm.auto")  # what the lesson's cells import
@@ -270,10 +273,10 @@ def zygote(workdir: str):
         elif command == "reap":
             for fd in fds:
                 os.close(fd)
-            status = reap(isolated, children)
+            status, clean = reap(isolated, children)
             codes = [status[p] for p in children if p in status]
             children.clear()
-            sock.send(json.dumps({"clean": True, "status": codes[-1] if codes else None}).encode())
+            sock.send(json.dumps({"clean": clean, "status": codes[-1] if codes else None}).encode())
         else:
             for fd in fds:
                 os.close(fd)
