@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from autograder.grading import grade_notebook
-from autograder.sandbox import WEAK_ISOLATION, Limits, have_bwrap, sandbox_uid
-from tests.submissions import ROOT, VARIANTS, judge, make_submission, write_class
+from autograder.sandbox import WEAK_ISOLATION, have_bwrap, sandbox_uid
+from tests.submissions import ROOT, judge, make_submission, write_class
 from tests.test_submissions import processes_of
 
 pytestmark = pytest.mark.slow
@@ -81,11 +81,10 @@ def test_hostile_students_change_nobody_elses_grades(tmp_path):
     """`python -m autograder grade --jobs 2` on a class with hostile students: everyone gets what their own
     code earns (test cells edited to claim 100 points included), and no daemon they started survives."""
     write_class(tmp_path / "submitted", CLASS)
-    limits = VARIANTS["hostile_loop_ignoring_signals"].limits
     out = tmp_path / "out"
+    # a short time per item (the endless loop costs that much), the same for everyone in the class
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "submitted"), "--out", str(out),
-                           "--jobs", "2", "--quiet", "--timeout", str(limits["cpu_seconds"]),
-                           "--memory-mb", str(limits["memory_mb"])],
+                           "--jobs", "2", "--quiet", "--timeout", "10", "--memory-mb", "2048"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     students = json.loads((out / "grades.json").read_text())["students"]

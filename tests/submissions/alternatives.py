@@ -236,6 +236,23 @@ ALTERNATIVES = [
                 total += loss.item() * len(x)
             return total / n
         '''), doc="Tensor.split, p.grad = None, sum of loss * size then one division"),
+    alt("alt_accumulate_divide_at_end", Replace("accumulate_gradients", "accumulate_gradients", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            """Sum size-weighted losses' gradients, then divide once by the batch size."""
+            model.zero_grad(set_to_none=True)
+            n = inputs.shape[0]
+            loss_sum = 0.0
+            for start in range(0, n, micro_batch_size):
+                x, y = inputs[start:start + micro_batch_size], targets[start:start + micro_batch_size]
+                loss = loss_fn(model(x), y) * x.shape[0]
+                loss.backward()
+                loss_sum += loss.item()
+            with torch.no_grad():
+                for p in model.parameters():
+                    if p.grad is not None:
+                        p.grad /= n
+            return loss_sum / n
+        '''), doc="backward on loss * micro-batch size, one division of the gradients at the end"),
     alt("alt_accumulate_chunk", Replace("accumulate_gradients", "accumulate_gradients", '''
         def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
             model.zero_grad()

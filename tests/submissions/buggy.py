@@ -4,7 +4,7 @@ Each breaks `item`. Items listed in `also` call the broken code (DynamicLossScal
 from StaticLossScaler; mixed_precision_train_step uses the scaler and the master-weight
 helpers), so they may lose points too; every other item must keep full marks.
 """
-from . import Append, Replace, Variant
+from . import Replace, Variant
 
 STATIC_USERS = ("dynamic_loss_scaler", "mixed_precision_train_step")
 STEP = ("mixed_precision_train_step",)
@@ -302,6 +302,11 @@ MASTER = [
         def make_master_params(model):
             return [p.clone().float() for p in model.parameters()]
         ''', "masters that are not leaves: they hang off the model's graph", also=()),
+    master("master_skips_frozen", "make_master_params", '''
+        def make_master_params(model):
+            return [p.detach().clone().float().requires_grad_(True) for p in model.parameters() if p.requires_grad]
+        ''', "leaves out parameters with requires_grad=False, so masters and parameters no longer line up",
+           also=()),
     master("master_returns_generator", "make_master_params", '''
         def make_master_params(model):
             return (p.detach().clone().float().requires_grad_(True) for p in model.parameters())
