@@ -288,7 +288,13 @@ class _Zygote:
         if not message:
             tail = self.err.tail() if self.err else ""
             raise SandboxError("crashed", "the sandbox stopped" + (f": {tail}" if tail else ""))
-        return json.loads(message)
+        try:
+            reply = json.loads(message)
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict):
+            raise SandboxError("protocol", "the sandbox sent an unreadable message")
+        return reply
 
     def spawn(self, fds) -> int:
         with self.lock:
@@ -398,7 +404,9 @@ class Sandbox:
         hello = self._line(deadline, "loading your notebook's code")
         if hello.get("ready") is not True:
             self._fail("protocol", "the sandbox did not start properly")
-        self.problems = [_plain_problem(p) for p in hello.get("problems", [])[:20] if isinstance(p, dict)]
+        problems = hello.get("problems")
+        self.problems = [_plain_problem(p) for p in (problems if isinstance(problems, list) else [])[:20]
+                         if isinstance(p, dict)]
         return self.problems
 
     def close(self):
