@@ -1,8 +1,9 @@
 """Pull the code a grader runs out of a submitted notebook.
 
 That is the solution cells, in notebook order, plus cells that only import or define
-(a student's own helper functions), plus the import statements of every other cell.
-Demonstrations, plots and check cells are left out: nothing in them is graded.
+(a student's own helper functions), plus the imports, definitions and literal constants
+(`EPS = 2.0**-24`) of every other cell. Everything else (demonstrations, plots, check cells,
+test calls) is left out: nothing in them is graded, and it would cost time.
 """
 import ast
 from dataclasses import dataclass
@@ -39,11 +40,32 @@ def _only_defines(tree: ast.Module) -> bool:
     return True
 
 
-def _imports_of(source: str, tree: ast.Module) -> str:
-    """The top-level import statements of a cell, each on its original line (others blanked)."""
+def _constant(node) -> bool:
+    """An expression of literals only (`2.0**-24`, `(1, 2)`, `"b"`): safe to evaluate, needs no state."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _constant(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _constant(node.left) and _constant(node.right)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_constant(e) for e in node.elts)
+    return False
+
+
+def _kept(node) -> bool:
+    """What the grader takes from a cell it does not run whole: imports, definitions, literal constants."""
+    if isinstance(node, DEFINITIONS):
+        return True
+    return (isinstance(node, ast.Assign) and _constant(node.value)
+            and all(isinstance(t, ast.Name) for t in node.targets))
+
+
+def _definitions_of(source: str, tree: ast.Module) -> str:
+    """The kept top-level statements of a cell, each on its original lines (the rest blanked)."""
     lines = [""] * len(source.split("\n"))
     for node in tree.body:
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
+        if _kept(node):
             segment = ast.get_source_segment(source, node) or ""
             for offset, text in enumerate(segment.split("\n")):
                 lines[node.lineno - 1 + offset] = text
@@ -66,8 +88,8 @@ def runnable_cells(nb) -> list:
             continue
         if solution or _only_defines(tree):
             cells.append(CodeCell(index, source, solution))
-        elif any(isinstance(node, (ast.Import, ast.ImportFrom)) for node in tree.body):
-            cells.append(CodeCell(index, _imports_of(source, tree), False))
+        elif any(_kept(node) for node in tree.body):
+            cells.append(CodeCell(index, _definitions_of(source, tree), False))
     return cells
 
 

@@ -73,7 +73,7 @@ def _ro_binds() -> list:
     for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))):
         if not any(p == q or p.startswith(q.rstrip("/") + "/") for q in paths):
             paths.append(p)
-    args, made = [], set()
+    args, made = [], {"/tmp"}  # /tmp is the sandbox's own tmpfs, mounted first
     for p in paths:
         if not os.path.exists(p):
             continue
@@ -258,12 +258,13 @@ class _Zygote:
         python = [sys.executable, "-I"]
         if not self.isolate:
             return python + [str(HERE / "sandbox_worker.py"), str(HERE / "checks")]
-        cmd = ["bwrap", *_ro_binds(),
+        # the private /tmp first: a Python installation that lives under /tmp is then bound on top of it
+        cmd = ["bwrap", "--perms", "1777", "--size", str(self.limits.tmp_mb * 2**20), "--tmpfs", "/tmp",
+               *_ro_binds(),
                "--dir", BOX,
                "--ro-bind", str(HERE / "sandbox_worker.py"), f"{BOX}/worker.py",
                "--ro-bind", str(HERE / "checks" / "probes.py"), f"{BOX}/probes.py",
                "--proc", "/proc", "--dev", "/dev",
-               "--perms", "1777", "--size", str(self.limits.tmp_mb * 2**20), "--tmpfs", "/tmp",
                "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                "--die-with-parent", "--new-session", "--chdir", "/tmp"]
         if os.geteuid() != 0:

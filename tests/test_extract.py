@@ -27,6 +27,13 @@ def test_solution_cells_definitions_and_imports_run_in_order():
     assert cells[2].solution and "print('hi')" in cells[2].source
 
 
+def test_definitions_and_constants_are_taken_from_mixed_cells():
+    """A helper written next to a test call still reaches the grader; the call does not."""
+    source = "EPS = 2.0**-24\ndef helper(x):\n    return x + EPS\nprint(helper(1))\nN = len([1])"
+    cells = runnable_cells(notebook((source, False)))
+    assert cells[0].source == "EPS = 2.0**-24\ndef helper(x):\n    return x + EPS\n\n"
+
+
 def test_magics_are_blanked_keeping_line_numbers():
     assert strip_magics("%%time\nx = 1\n%matplotlib inline\n!pip list") == "\nx = 1\n\n"
 
