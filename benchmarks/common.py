@@ -68,6 +68,20 @@ def _git_commit() -> str:
         return ""
 
 
+def busy_seconds() -> float:
+    """CPU seconds the whole machine has spent busy since boot, all cores together."""
+    import psutil
+    t = psutil.cpu_times()
+    return sum(t) - t.idle - getattr(t, "iowait", 0.0)
+
+
+def own_seconds() -> float:
+    """CPU seconds of this process and of the children it has waited for."""
+    import resource
+    return sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for f in ("ru_utime", "ru_stime"))
+
+
 # ---- the device: one code path for CPU and CUDA ----
 
 def synchronize(device: torch.device) -> None:

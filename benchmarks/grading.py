@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from .common import ROOT, format_table, mib
+from .common import ROOT, busy_seconds, format_table, mib
 
 ASSIGNMENT = "lesson20"
 TARGET_RATIO = 0.5
@@ -94,7 +94,7 @@ def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
     import psutil
     env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     env.pop("NBGRADER_EXECUTION", None)
-    me, machine_before = psutil.Process(), _busy_seconds()
+    me, machine_before = psutil.Process(), busy_seconds()
     mine_before = sum(me.cpu_times()[:2])
     start = time.perf_counter()
     peak = {"tree_pss": 0, "tree_rss": 0, "process_rss": 0}
@@ -122,17 +122,10 @@ def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
             time.sleep(SAMPLE_S)
     wall = time.perf_counter() - start
     tree = sum(tree_cpu.values())  # short-lived processes between samples are missed: a lower bound
-    others = _busy_seconds() - machine_before - tree - (sum(me.cpu_times()[:2]) - mine_before)
+    others = busy_seconds() - machine_before - tree - (sum(me.cpu_times()[:2]) - mine_before)
     tail = log.read_text(errors="replace").strip().splitlines()[-5:]
     return {"wall_s": wall, **{f"peak_{k}": v for k, v in peak.items()}, "cpu_s_tree": tree,
             "other_cores": max(others, 0.0) / wall, "returncode": proc.returncode, "log_tail": tail}
-
-
-def _busy_seconds() -> float:
-    """CPU seconds the whole machine has spent busy since boot, all cores together."""
-    import psutil
-    t = psutil.cpu_times()
-    return sum(t) - t.idle - getattr(t, "iowait", 0.0)
 
 
 def _children(proc):
