@@ -1,4 +1,5 @@
 """Shared test helpers: the repository's notebooks and their nbgrader cells."""
+import re
 from pathlib import Path
 
 import nbformat
@@ -34,3 +35,38 @@ def solution_regions(nb) -> list:
             elif inside:
                 lines.append(line)
     return regions
+
+
+def code_lines(text: str) -> set:
+    """The distinct lines of some code, without comments or indentation."""
+    return {ln.split("#")[0].strip() for ln in text.split("\n")} - {""}
+
+
+def solution_only_lines() -> set:
+    """Lines of the instructor notebook that appear only between its solution markers: the secret.
+
+    Demos and text outside the markers are public, so a line that also appears there is not."""
+    nb = read(SOLUTION_NB)
+    inside = set().union(*(code_lines("\n".join(lines)) for _, lines in solution_regions(nb)))
+    outside = set()
+    for cell in nb.cells:
+        kept, skipping = [], False
+        for line in cell.source.split("\n"):
+            if "BEGIN SOLUTION" in line:
+                skipping = True
+            elif "END SOLUTION" in line:
+                skipping = False
+            elif not skipping:
+                kept.append(line)
+        outside |= code_lines("\n".join(kept))
+    return inside - outside
+
+
+def model_answer_sentences(min_length: int = 40) -> set:
+    """Sentences of the markdown model answers and rubrics (the written practice questions)."""
+    sentences = set()
+    for cell in read(SOLUTION_NB).cells:
+        if cell.cell_type == "markdown" and cell.metadata.get("nbgrader", {}).get("solution"):
+            text = cell.source.replace("**Model answer.**", " ")
+            sentences |= {s.strip() for s in re.split(r"(?<=[.;:!?])\s+", text) if len(s.strip()) >= min_length}
+    return sentences

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from autograder.items import AUTO_ITEMS
-from tests.helpers import ROOT, SOLUTION_NB, STUDENT_NB, read, solution_regions
+from tests.helpers import ROOT, SOLUTION_NB, STUDENT_NB, code_lines, model_answer_sentences, read, solution_only_lines
 
 pytestmark = pytest.mark.slow
 
@@ -71,40 +71,10 @@ def _files(archive: Path) -> dict:
         return {m.name.split("/", 1)[1]: t.extractfile(m).read() for m in t.getmembers() if m.isfile()}
 
 
-def _lines(text: str) -> set:
-    return {ln.split("#")[0].strip() for ln in text.split("\n")} - {""}
-
-
-def solution_only_lines() -> set:
-    """Lines that appear only between the solution markers of the instructor notebook.
-
-    Short lines and block headers (`with torch.no_grad():`) are left out: they are too common to
-    identify an answer, and appear in the visible checks in their own right."""
-    nb = read(SOLUTION_NB)
-    inside = set().union(*(_lines("\n".join(lines)) for _, lines in solution_regions(nb)))
-    outside = set()
-    for cell in nb.cells:
-        kept, skipping = [], False
-        for line in cell.source.split("\n"):
-            if "BEGIN SOLUTION" in line:
-                skipping = True
-            elif "END SOLUTION" in line:
-                skipping = False
-            elif not skipping:
-                kept.append(line)
-        outside |= _lines("\n".join(kept))
-    return {ln for ln in inside - outside if len(ln) >= 20 and not ln.endswith(":")}
-
-
-def model_answer_sentences() -> set:
-    """Sentences of the markdown model answers (the written practice questions)."""
-    sentences = set()
-    for cell in read(SOLUTION_NB).cells:
-        nbgrader = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "markdown" and nbgrader.get("solution"):
-            text = cell.source.replace("**Model answer.**", " ")
-            sentences |= {s.strip() for s in re.split(r"(?<=[.;:!?])\s+", text) if len(s.strip()) >= 40}
-    return sentences
+def secret_lines() -> set:
+    """Solution-only lines long enough to identify an answer; block headers (`with torch.no_grad():`)
+    are left out, being common code the visible checks use in their own right."""
+    return {ln for ln in solution_only_lines() if len(ln) >= 20 and not ln.endswith(":")}
 
 
 def notebook_imports() -> set:
@@ -153,7 +123,7 @@ def test_the_package_carries_no_instructor_material(dist, kind):
               if hashlib.sha256(b).hexdigest() in instructor and b.strip()]
     assert not copies, f"copies of instructor files in the {kind}: {copies}"
 
-    secret, answers = solution_only_lines(), model_answer_sentences()
+    secret, answers = secret_lines(), model_answer_sentences()
     assert len(secret) >= 30 and len(answers) >= 8, "could not read the answers out of the instructor notebook"
     visible_tests = set()
     for p in (ROOT / "autograder" / "checks").glob("test_*.py"):
@@ -165,7 +135,7 @@ def test_the_package_carries_no_instructor_material(dist, kind):
     for name, data in files.items():
         text = data.decode("utf-8", errors="replace")
         assert "BEGIN SOLUTION" not in text and "BEGIN HIDDEN TESTS" not in text, name
-        leaked = secret & _lines(text)
+        leaked = secret & code_lines(text)
         assert not leaked, f"reference code in {name} of the {kind}: {sorted(leaked)[:3]}"
         leaked = [s for s in answers if s in text]
         assert not leaked, f"model answers in {name} of the {kind}: {leaked[:2]}"
