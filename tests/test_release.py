@@ -69,6 +69,10 @@ def test_top_level_answer_becomes_an_ellipsis():
     assert _stub('### BEGIN SOLUTION\nANSWER = "b"\n### END SOLUTION') == "ANSWER = ...  # YOUR ANSWER HERE"
 
 
+def test_top_level_region_without_assignments_gets_nbgraders_stub():
+    assert _stub("### BEGIN SOLUTION\nprint(1)\n### END SOLUTION") == "# YOUR CODE HERE\nraise NotImplementedError()"
+
+
 def test_markdown_answer_becomes_the_text_stub():
     assert _stub("### BEGIN SOLUTION\nsecret\n### END SOLUTION", cell_type="markdown") == "YOUR ANSWER HERE"
 

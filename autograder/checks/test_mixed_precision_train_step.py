@@ -1,8 +1,6 @@
 """Visible checks for Exercise 6: mixed_precision_train_step, against a float64 SGD step."""
 import math
 
-import torch
-
 from autograder.checks.expect import classification_batch, fp32_masters, full_batch_grads, max_abs_diff, number, shown
 
 MODEL = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}

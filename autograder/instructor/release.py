@@ -35,7 +35,7 @@ class ClearSolutionsNamed(ClearSolutions):
                     raise RuntimeError("encountered nested begin solution statements")
                 start = i
             elif self.end_solution_delimeter in line and start is not None:
-                out += self._stub(cell.cell_type, lines, start, i, exercise)
+                out += self._stub(cell.cell_type, lines, start, i, exercise, language)
                 start, replaced = None, True
             elif start is None:
                 out.append(line)
@@ -44,7 +44,7 @@ class ClearSolutionsNamed(ClearSolutions):
         cell.source = "\n".join(out)
         return replaced
 
-    def _stub(self, cell_type, lines, start, end, exercise):
+    def _stub(self, cell_type, lines, start, end, exercise, language):
         if cell_type != "code":
             return self.text_stub.split("\n")
         indent = re.match(r"\s*", lines[start]).group(0)
