@@ -34,8 +34,9 @@ STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$")
 MAX_NOTEBOOK_BYTES = 20 * 2**20
 EXCHANGE_FILES = ("timestamp.txt", "submission_secret.txt")  # written by `nbgrader submit` and `collect`
 DB_ERRORS = ("sqlalchemy", "psycopg", "InvalidEntry", "database is locked", "OperationalError")
-
-
+# where nbgrader's steps read and write, inside a class's OUT folder
+CLASS_FOLDERS = {"submitted_directory": ".staging", "autograded_directory": "autograded",
+                 "feedback_directory": "feedback", "release_directory": ".release"}
 NOT_GRADING = {"quiz.py", "quizzes.py", "__main__.py"}  # quiz widgets and the command line decide no grade
 
 
@@ -87,10 +88,8 @@ def nbgrader_config(out: Path, db_url: str, limits: dict):
     cfg = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     cfg.CourseDirectory.root = str(ROOT)
     cfg.CourseDirectory.course_id = COURSE_ID
-    cfg.CourseDirectory.submitted_directory = str(out / ".staging")
-    cfg.CourseDirectory.autograded_directory = str(out / "autograded")
-    cfg.CourseDirectory.feedback_directory = str(out / "feedback")
-    cfg.CourseDirectory.release_directory = str(out / ".release")
+    for setting, folder in CLASS_FOLDERS.items():
+        setattr(cfg.CourseDirectory, setting, str(out / folder))
     cfg.CourseDirectory.db_url = db_url
     cfg.GradeOutOfProcess.timeout = float(limits["timeout"])
     cfg.GradeOutOfProcess.memory_mb = int(limits["memory_mb"])
@@ -413,6 +412,8 @@ def _record_error(out: Path, student: str, exc: BaseException):
 def write_formgrader_config(out: Path, db_url: str):
     """OUT/nbgrader_config.py: start Jupyter in OUT to grade the written answers of this class in formgrader."""
     from .gradebook import _write
+    folders = "".join(f"c.CourseDirectory.{setting} = os.path.join(here, {folder!r})\n"
+                      for setting, folder in CLASS_FOLDERS.items())
     text = f'''# Written by `python -m autograder grade`. Start `jupyter lab` in this folder to open
 # nbgrader's formgrader on this class: the repository's configuration, pointed at these grades.
 import os
@@ -424,10 +425,6 @@ here = os.path.dirname(os.path.abspath(__file__))
 # and the instructor notebooks are found in the repository by their absolute path
 c.CourseDirectory.root = here
 c.CourseDirectory.source_directory = {str(ROOT / "solutions")!r}
-c.CourseDirectory.submitted_directory = os.path.join(here, ".staging")
-c.CourseDirectory.autograded_directory = os.path.join(here, "autograded")
-c.CourseDirectory.feedback_directory = os.path.join(here, "feedback")
-c.CourseDirectory.release_directory = os.path.join(here, ".release")
-c.CourseDirectory.db_url = {db_url!r}
+{folders}c.CourseDirectory.db_url = {db_url!r}
 '''
     _write(out / "nbgrader_config.py", text)
