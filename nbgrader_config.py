@@ -1,12 +1,14 @@
 """nbgrader configuration for Lesson 20. Paths are relative to this file, so any working directory works."""
 import os
 
+from autograder.items import ASSIGNMENT, SOLUTIONS_DIR
+
 c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
 
 root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.root = root
-c.CourseDirectory.course_id = "lesson20"
-c.CourseDirectory.source_directory = "solutions"   # instructor notebooks, with the reference code
+c.CourseDirectory.course_id = ASSIGNMENT
+c.CourseDirectory.source_directory = SOLUTIONS_DIR  # instructor notebooks, with the reference code
 c.CourseDirectory.release_directory = "lessons"    # generated student notebooks (python -m autograder release)
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(root, "gradebook.db")
 

@@ -23,8 +23,11 @@ def cmd_check(args):
         nb = read_notebook(Path(args.notebook))
     except (ValueError, FileNotFoundError) as exc:
         raise SystemExit(str(exc))
-    limits = Limits(cpu_seconds=int(args.timeout), memory_mb=args.memory_mb)
-    result = grade_notebook(nb, None, limits, include_hidden=args.all)
+    reference = None
+    if args.all:
+        from .instructor.reference import reference as instructor_reference
+        reference = instructor_reference()
+    result = grade_notebook(nb, None, Limits(timeout=args.timeout, memory_mb=args.memory_mb), reference)
     total = sum(r.score for r in result.items.values())
     for item in AUTO_ITEMS:
         print(result.report(item.id), end="\n\n")
@@ -50,7 +53,8 @@ def cmd_release(args):
 
 def cmd_grade(args):
     _instructor("grade")
-    from .instructor.grade import parse_shard, run
+    from .instructor.grade import run
+    from .instructor.staging import parse_shard
     try:
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as exc:

@@ -23,6 +23,10 @@ class CodeCell:
     def label(self) -> str:
         return f"<cell {self.index}>"
 
+    def plain(self) -> dict:
+        """What the sandbox is sent for this cell."""
+        return {"index": self.index, "label": self.label, "source": self.source, "solution": self.solution}
+
 
 def strip_magics(source: str) -> str:
     """Blank out IPython-only lines (%magic, !shell, %%cell magic), keeping line numbers."""

@@ -1,23 +1,26 @@
-"""Grade one submission: extract its code, run it in the sandbox, check it, report.
+"""Grade one submission: take its code, run it in the sandbox, check it, report.
 
-Each step is its own module: extract (what code runs), sandbox (where it runs), runner (the
-pytest checks, judged in this process), report (what the student reads). This file only
-puts them in order and turns failures of the whole submission into a status and a reason.
+Each step is its own module: extract (what code runs, and how), sandbox (where it runs),
+backends (how the checks reach it, within a time budget), runner (the pytest checks, judged
+in this process, and the score), report (what the student reads). This file only puts them
+in order and turns failures of the whole submission into a status and a reason.
+
+Whoever grades passes the reference in (the nbgrader preprocessor, `check --all`); without
+it only the visible checks run.
 """
 from dataclasses import dataclass, field
 
+from .backends import SandboxStudent, plain_problem, sandbox_failure
 from .extract import runnable_cells
-from .items import AUTO_ITEMS, get_item
+from .items import AUTO_ITEMS, get_item, item_of_cell
 from .report import item_text
 from .runner import ItemResult, Outcome, run_checks
-from .sandbox import Limits, Sandbox, SandboxError, SandboxStudent
-
-STATUSES = ("graded", "failed", "timeout", "error")
+from .sandbox import Limits, Sandbox, SandboxError
 
 
 @dataclass
 class SubmissionResult:
-    status: str                                  # one of STATUSES
+    status: str                                  # "graded", "failed" or "timeout"
     reason: str = ""                             # why it is not simply "graded", for people
     items: dict = field(default_factory=dict)    # item id -> ItemResult
     problems: list = field(default_factory=list)  # errors raised while loading the code
@@ -37,30 +40,29 @@ def _zero(item_ids, message: str, reason: str) -> dict:
     return {i: ItemResult(get_item(i), [Outcome("your code ran", False, message, reason=reason)]) for i in item_ids}
 
 
-def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), include_hidden: bool = True,
+def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
                    isolate: bool = None) -> SubmissionResult:
-    """Grade the code of one notebook (an nbformat node) on the given items (default: all autograded)."""
+    """Grade the code of one notebook (an nbformat node) on the given items (default: all autograded).
+
+    reference: a backends.Reference; with it the hidden checks run too.
+    """
     item_ids = list(item_ids or [i.id for i in AUTO_ITEMS])
     cells = runnable_cells(nb)
-    owner = {c.index: nb.cells[c.index].get("metadata", {}).get("nbgrader", {}).get("grade_id", "")
-             .removesuffix("_solution") for c in cells}
-    reference = None
-    if include_hidden:
-        from .instructor.reference import reference_namespace  # not in the student package
-        from .runner import Reference
-        reference = Reference(reference_namespace())
-    sandbox = Sandbox(cells, limits, isolate=isolate)
+    owner = {c.index: item_of_cell(nb.cells[c.index].get("metadata", {}).get("nbgrader", {}).get("grade_id", ""))
+             for c in cells}
+    sandbox = Sandbox([c.plain() for c in cells], limits, isolate=isolate)
     try:
-        problems = sandbox.start()
+        problems = [plain_problem(p) for p in sandbox.start()]
     except SandboxError as exc:
         sandbox.close()
+        message = sandbox_failure(exc)
         status = "timeout" if exc.reason == "timeout" else "failed"
-        return SubmissionResult(status, str(exc), _zero(item_ids, str(exc), exc.reason))
+        return SubmissionResult(status, message, _zero(item_ids, message, exc.reason))
     for p in problems:
         p["item"] = owner.get(p["cell"], "")
     try:
-        student = SandboxStudent(sandbox, limits.cpu_seconds, limits.total_seconds)
-        items = run_checks(item_ids, student, reference, include_hidden)
+        student = SandboxStudent(sandbox, limits.timeout, limits.total_seconds)
+        items = run_checks(item_ids, student, reference, include_hidden=reference is not None)
     finally:
         sandbox.close()
     reason = "; ".join(f"cell {p['cell']} raised {p['type']}" for p in problems[:5])

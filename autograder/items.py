@@ -5,8 +5,12 @@ Every other place reads this table: the nbgrader grade cells (stamped by
 (`checks/test_<id>.py`), the reports, grades.json and grades.csv.
 """
 from dataclasses import dataclass
+from pathlib import Path
 
-ASSIGNMENT = "lesson20"
+ASSIGNMENT = "lesson20"            # the nbgrader assignment, its notebook's name, and the course id
+SOLUTIONS_DIR = "solutions"        # instructor notebooks: solutions/<ASSIGNMENT>/*.ipynb
+NOTEBOOK_GLOB = "*.ipynb"          # nbgrader takes the notebooks directly in the assignment folder
+SOLUTION_SUFFIX = "_solution"      # grade id of an item's solution cell: <item id>_solution
 
 
 @dataclass(frozen=True)
@@ -19,7 +23,7 @@ class Item:
 
     @property
     def solution_cell_id(self) -> str:
-        return f"{self.id}_solution"
+        return f"{self.id}{SOLUTION_SUFFIX}"
 
 
 ITEMS = (
@@ -55,3 +59,13 @@ def get_item(item_id: str) -> Item:
     except KeyError:
         valid = ", ".join(ITEMS_BY_ID)
         raise KeyError(f"unknown exercise id {item_id!r}; the ids are: {valid}") from None
+
+
+def item_of_cell(grade_id: str) -> str:
+    """The item id a cell belongs to: its grade id, less the solution suffix."""
+    return (grade_id or "").removesuffix(SOLUTION_SUFFIX)
+
+
+def solution_notebooks(root) -> list:
+    """The instructor notebooks of the assignment under a course root, in a stable order."""
+    return sorted((Path(root) / SOLUTIONS_DIR / ASSIGNMENT).glob(NOTEBOOK_GLOB))

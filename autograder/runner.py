@@ -1,22 +1,17 @@
-"""Run the pytest checks of some items against one student's code and collect the outcomes.
+"""Run the pytest checks of some items against one student's code, collect the outcomes, score them.
 
-The checks ask a *backend* to run probes: `LocalStudent` calls code in this process (the
-student's own kernel, or the trusted reference); `sandbox.SandboxStudent` calls code in an
-isolated process. Either way the verdict is computed here, from plain data.
+The checks get two fixtures, `student` and `reference`: backends (backends.py) that run probes
+wherever the code lives and hand back plain data. Whichever backend is used, the verdict is
+computed here, in this process.
 """
 import contextlib
-import copy
-import hashlib
 import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-import torch
 
-from .checks import probes
-from .checks.expect import CheckFailure
 from .items import Item, get_item
 
 CHECKS_DIR = Path(__file__).parent / "checks"
@@ -47,70 +42,6 @@ class ItemResult:
         if not self.outcomes:
             return 0.0
         return round(self.item.points * self.passed / len(self.outcomes), 4)
-
-
-def _short(obs: dict) -> dict:
-    """A probe's answer with its text fields cut short: in the sandbox, they are whatever the code wrote."""
-    limits = {"name": 100, "call": 300, "type": 80, "message": 400, "where": 300, "status": 40}
-    return {k: (str(v)[:limits[k]] if k in limits else v) for k, v in obs.items()}
-
-
-def probe_failure(obs: dict, context: str) -> CheckFailure:
-    """Word a probe's non-ok status for the student."""
-    obs = _short(obs)
-    status = obs.get("status")
-    if status == "missing":
-        name = obs["name"]
-        hint = ("Run the cell that defines it, and check the spelling."
-                if context == "kernel" else
-                "Your notebook must define it at the top level of the exercise's solution cell.")
-        return CheckFailure(f"{name} is not defined. {hint}", "missing")
-    if status == "raised":
-        where = f" ({obs['where']})" if obs.get("where") else ""
-        if obs.get("type") == "NotImplementedError":
-            return CheckFailure(f"{obs['call']} is not implemented yet: it raised NotImplementedError{where}. "
-                                "Replace the `raise NotImplementedError(...)` line with your code.",
-                                "not_implemented")
-        return CheckFailure(f"{obs['call']} raised {obs['type']}: {obs['message']}{where}")
-    return CheckFailure(obs.get("message") or f"the check could not run your code ({status})", status or "")
-
-
-class LocalStudent:
-    """Runs probes in this process, against a namespace of names -> objects."""
-
-    context = "kernel"
-
-    def __init__(self, namespace: dict):
-        self.namespace = namespace
-
-    def begin_item(self, item_id: str):
-        pass
-
-    def run(self, probe: str, **spec) -> dict:
-        obs = probes.run(self.namespace, probe, spec)
-        if obs["status"] != "ok":
-            raise probe_failure(obs, self.context)
-        return obs
-
-
-class Reference(LocalStudent):
-    """The instructor's reference: a failure here is a bug in the course, not the student's.
-
-    Its answers depend only on the probe and its spec, so they are kept for the next submission.
-    """
-
-    _memo = {}
-
-    def run(self, probe: str, **spec) -> dict:
-        buffer = io.BytesIO()
-        torch.save((probe, spec), buffer)
-        key = (id(self.namespace), hashlib.sha256(buffer.getvalue()).hexdigest())
-        if key not in self._memo:
-            obs = probes.run(self.namespace, probe, spec)
-            if obs["status"] != "ok":
-                raise RuntimeError(f"the reference failed probe {probe}: {obs}")
-            self._memo[key] = obs
-        return copy.deepcopy(self._memo[key])
 
 
 def _title(item: pytest.Item) -> str:

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import torch
 
+from autograder.items import ASSIGNMENT
+
 from .common import ROOT, busy_seconds, format_table, mib
 
-ASSIGNMENT = "lesson20"
 TARGET_RATIO = 0.5
 SAMPLE_S = 0.25  # memory sampling period: reading PSS costs CPU that the graders would otherwise get
 
@@ -147,9 +148,9 @@ def grade_ours(work: Path, config: Config) -> dict:
     return run
 
 
-PLAIN_CONFIG = '''# nbgrader's defaults: no custom preprocessors, Execute with its 30 s per cell
+PLAIN_CONFIG = f'''# nbgrader's defaults: no custom preprocessors, Execute with its 30 s per cell
 c = get_config()  # noqa: F821
-c.CourseDirectory.course_id = "lesson20"
+c.CourseDirectory.course_id = "{ASSIGNMENT}"
 '''
 
 
@@ -174,7 +175,7 @@ def _plain_scores(course: Path, log: str):
     from nbgrader.api import Gradebook, MissingEntry
     failed = set(re.findall(r"error processing assignment '[^']*' for student '([^']+)'", log))
     scores, statuses = {}, {}
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id="lesson20") as gb:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", course_id=ASSIGNMENT) as gb:
         for student in sorted(p.name for p in (course / "submitted").iterdir()):
             try:
                 submission = gb.find_submission(ASSIGNMENT, student)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.instructor.grade import parse_shard, select_students
+from autograder.instructor.staging import parse_shard, select_students
 from autograder.items import ASSIGNMENT, AUTO_ITEMS, ITEMS
 from tests.helpers import ROOT, SOLUTION_NB, STUDENT_NB
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.instructor.grade import select_students
+from autograder.instructor.staging import select_students
 from autograder.instructor.gradebook import normalise_db_url
 from autograder.items import ASSIGNMENT, AUTO_ITEMS, ITEMS
 from tests.helpers import ROOT, SOLUTION_NB, STUDENT_NB

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grading import grade_notebook
+from autograder.instructor.reference import reference
 from autograder.sandbox import WEAK_ISOLATION, have_bwrap, sandbox_uid
 from tests.submissions import ROOT, judge, make_submission, write_class
 from tests.test_submissions import processes_of
@@ -33,13 +34,13 @@ def zygotes() -> set:
 def test_nothing_carries_over_to_the_next_submission():
     """A file in /tmp and a process that keeps rewriting it, left by one submission, are gone for the next,
     which runs in the same sandbox (the zygote is reused, not restarted)."""
-    first = grade_notebook(make_submission("hostile_leaves_traces"), ["q5_answer"])
+    first = grade_notebook(make_submission("hostile_leaves_traces"), ["q5_answer"], reference=reference())
     assert first.status == "graded" and scores(first) == {"q5_answer": 1.0}
     before = zygotes()
     assert before, "no sandbox is waiting for the next submission"
     uid = sandbox_uid()
     assert all(inner == 2 for inner, _ in processes_of(uid).values()), processes_of(uid)
-    second = grade_notebook(make_submission("hostile_reads_traces"), ["q5_answer"])
+    second = grade_notebook(make_submission("hostile_reads_traces"), ["q5_answer"], reference=reference())
     assert second.status == "graded"
     assert scores(second)["q5_answer"] < 1.0, "the second submission read what the first one left in /tmp"
     assert zygotes() == before, "the sandbox was restarted between two well-behaved submissions"
@@ -54,7 +55,7 @@ def test_code_loads_as_in_the_students_kernel():
                                                    + cells["underflow_fraction_solution"].source)
     cells["static_loss_scaler_solution"].source += "\n\nbroken = (\n"
     cells["q5_answer_solution"].source = 'Q5_ANSWER = "b"\n1 / 0\nQ5_ANSWER = "c"\n'
-    result = grade_notebook(nb, ["underflow_fraction", "static_loss_scaler", "q5_answer"])
+    result = grade_notebook(nb, ["underflow_fraction", "static_loss_scaler", "q5_answer"], reference=reference())
     got = scores(result)
     assert got["underflow_fraction"] == 1.0 and got["q5_answer"] == 1.0 and got["static_loss_scaler"] == 0.0, got
     syntax = [p for p in result.problems if p["type"] == "SyntaxError"]
@@ -66,7 +67,8 @@ def test_fallback_without_bubblewrap_still_grades():
     """Without bubblewrap: a plain subprocess, a clear warning, and the same scores."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = grade_notebook(make_submission("reference"), ["underflow_fraction", "q5_answer"], isolate=False)
+        result = grade_notebook(make_submission("reference"), ["underflow_fraction", "q5_answer"], reference=reference(),
+                                isolate=False)
     assert any(WEAK_ISOLATION in str(w.message) for w in caught)
     assert result.status == "graded" and scores(result) == {"underflow_fraction": 1.0, "q5_answer": 1.0}
 
@@ -121,7 +123,7 @@ def test_only_stored_torch_archives_are_loaded():
 
     import torch
 
-    from autograder.sandbox import _stored_zip
+    from autograder.sandbox import stored_zip as _stored_zip
     buffer = io.BytesIO()
     torch.save({"status": "ok", "value": torch.zeros(100)}, buffer)
     assert _stored_zip(buffer.getvalue(), 2**20)

@@ -188,7 +188,7 @@ def test_the_installed_wheel_gives_students_their_imports(installed):
     done = student_python(installed, "-c", (
         "import importlib.util, autograder\n"
         "from autograder import lesson, plots\n"
-        "from autograder.checks import check\n"
+        "from autograder.selfcheck import check\n"
         "from autograder.quiz import quiz\n"
         "print(autograder.__file__)\n"
         "print(importlib.util.find_spec('autograder.instructor'))\n"))

@@ -1,7 +1,7 @@
-"""Grades out of nbgrader's gradebook: per-student state files, grades.json and grades.csv.
+"""nbgrader's gradebook for a class, and the grades exported from it: grades.json and grades.csv.
 
 The gradebook holds the scores (including any an instructor changes or adds in formgrader);
-the state files hold what the gradebook cannot: each submission's status and reason.
+the state files (state.py) hold what the gradebook cannot: each submission's status and reason.
 Several `grade` processes (shards) may share one gradebook and even one output folder, so
 setting up the gradebook and writing the exports happen under a lock.
 """
@@ -10,32 +10,13 @@ import csv
 import hashlib
 import io
 import json
-import os
 from pathlib import Path
 
 from ..items import ASSIGNMENT, ITEMS, MANUAL_ITEMS
+from .files import file_lock, write_atomic
+from .state import load_state, recorded_students, state_path
 
-COURSE_ID = "lesson20"
-
-
-def state_path(out: Path, student: str) -> Path:
-    return Path(out) / "state" / f"{student}.json"
-
-
-def load_state(out: Path, student: str):
-    try:
-        return json.loads(state_path(out, student).read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def save_state(out: Path, record: dict):
-    _write(state_path(out, record["student"]), json.dumps(record, indent=1, sort_keys=True), force=True)
-
-
-def recorded_students(out: Path) -> list:
-    """Every student with a state file in this output folder."""
-    return sorted(p.stem for p in (Path(out) / "state").glob("*.json"))
+COURSE_ID = ASSIGNMENT  # one course, one assignment: nbgrader's course id is the assignment's name
 
 
 def normalise_db_url(db_url: str) -> str:
@@ -51,23 +32,6 @@ def normalise_db_url(db_url: str) -> str:
                 return "postgresql+psycopg2://" + rest
             return "postgresql://" + rest
     return db_url
-
-
-@contextlib.contextmanager
-def file_lock(path: Path):
-    """An exclusive lock on a file, held by this process until the block ends (POSIX; no-op elsewhere)."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: one grading process per output folder
-        yield
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @contextlib.contextmanager
@@ -143,7 +107,7 @@ def _gradebook_items(gb, student: str) -> dict:
 def _newest_state(folders, student: str):
     states = [(state_path(f, student).stat().st_mtime, load_state(f, student))
               for f in folders if state_path(f, student).is_file()]
-    states = [s for s in states if s[1]]
+    states = [s for s in states if s[1] is not None]
     return max(states, key=lambda s: s[0])[1] if states else None
 
 
@@ -162,8 +126,9 @@ def export(out: Path, db_url: str, students=None, sources=()) -> dict:
         doc = {"assignment": ASSIGNMENT, "students": {}}
         with Gradebook(db_url, course_id=COURSE_ID) as gb:
             for student in sorted(students):
-                state = _newest_state(folders, student) or {"status": "error", "reason": "not graded yet"}
-                scores = _gradebook_items(gb, student) if state["status"] != "error" else {}
+                state = _newest_state(folders, student)
+                status, reason = (state.status, state.reason) if state else ("error", "not graded yet")
+                scores = _gradebook_items(gb, student) if status != "error" else {}
                 items = {}
                 for item in ITEMS:
                     if item.id in scores:
@@ -174,12 +139,14 @@ def export(out: Path, db_url: str, students=None, sources=()) -> dict:
                         continue
                     items[item.id] = {"score": round(score, 4), "max_score": max_score}
                 doc["students"][student] = {
-                    "status": state["status"], "reason": state.get("reason", ""), "items": items,
+                    "status": status, "reason": reason, "items": items,
                     "total": round(sum(v["score"] for v in items.values()), 4),
                     "max_total": round(sum(v["max_score"] for v in items.values()), 4),
                 }
-        _write(out / "grades.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
-        _write(out / "grades.csv", to_csv(doc))
+                if state and state.rubric:  # per-behaviour detail of the autograded items, as graded
+                    doc["students"][student]["rubric"] = state.rubric
+        write_atomic(out / "grades.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        write_atomic(out / "grades.csv", to_csv(doc))
     return doc
 
 
@@ -191,13 +158,3 @@ def to_csv(doc: dict) -> str:
     for student, row in sorted(doc["students"].items()):
         writer.writerow([student, *(row["items"].get(i, {}).get("score", "") for i in ids), row["total"]])
     return buf.getvalue()
-
-
-def _write(path: Path, text: str, force: bool = False):
-    """Replace a file atomically (readers never see half of it); leave it alone if unchanged."""
-    if not force and path.exists() and path.read_text() == text:
-        return  # unchanged: leave the file (and its modification time) alone
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.part")  # per process: shards may share `out`
-    tmp.write_text(text)
-    os.replace(tmp, path)

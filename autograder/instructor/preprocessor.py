@@ -16,27 +16,28 @@ from traitlets import Bool, Float, Integer, Unicode
 from ..grading import grade_notebook
 from ..items import AUTO_ITEMS
 from ..sandbox import Limits
+from .reference import reference
 
 
 class GradeOutOfProcess(NbGraderPreprocessor):
 
-    timeout = Float(60.0, help="Seconds of CPU (and wall) time for each graded item, and for loading the code."
-                    ).tag(config=True)
+    timeout = Float(60.0, help="Seconds (CPU and wall) for each graded item, and for loading the code: "
+                    "`grade --timeout`, and Limits.timeout in the sandbox.").tag(config=True)
     memory_mb = Integer(4096, help="Memory limit of the sandboxed process, in MiB.").tag(config=True)
     max_processes = Integer(64, help="Processes and threads the submission may run at once.").tag(config=True)
     max_output_kb = Integer(256, help="Output of the submission kept per stream; the rest is dropped."
                             ).tag(config=True)
     include_hidden = Bool(True, help="Run the hidden checks as well as the visible ones.").tag(config=True)
-    results_dir = Unicode("", help="If set, write <student>.json with status, reason and reports there."
-                          ).tag(config=True)
+    results_dir = Unicode("", help="If set, write <student>.<notebook>.json there: status, reason, problems, "
+                          "and each item's score and report.").tag(config=True)
 
     def preprocess(self, nb, resources):
         tests = [c for c in nb.cells if c.cell_type == "code" and is_grade(c) and not is_solution(c)]
         known = {i.id for i in AUTO_ITEMS}
         item_ids = [c.metadata.nbgrader.grade_id for c in tests if c.metadata.nbgrader.grade_id in known]
-        limits = Limits(memory_mb=self.memory_mb, cpu_seconds=int(self.timeout),
+        limits = Limits(timeout=self.timeout, memory_mb=self.memory_mb,
                         max_processes=self.max_processes, max_output_kb=self.max_output_kb)
-        result = grade_notebook(nb, item_ids, limits, include_hidden=self.include_hidden)
+        result = grade_notebook(nb, item_ids, limits, reference() if self.include_hidden else None)
         for cell in tests:
             grade_id = cell.metadata.nbgrader.grade_id
             if grade_id in result.items:

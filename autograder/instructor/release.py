@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.preprocessors import ClearSolutions
 
-from ..items import ASSIGNMENT, ITEMS
+from ..items import ASSIGNMENT, ITEMS, item_of_cell, solution_notebooks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,7 +27,7 @@ class ClearSolutionsNamed(ClearSolutions):
 
     def _replace_solution_region(self, cell, language):
         lines = cell.source.split("\n")
-        exercise = cell.metadata.get("nbgrader", {}).get("grade_id", "").removesuffix("_solution")
+        exercise = item_of_cell(cell.metadata.get("nbgrader", {}).get("grade_id", ""))
         out, start, replaced = [], None, False
         for i, line in enumerate(lines):
             if self.begin_solution_delimeter in line:
@@ -69,10 +69,6 @@ def _enclosing_function(before, indent):
     if not names or names[0][0] != "def":
         return None
     return ".".join(name for _, name in reversed(names))
-
-
-def solution_notebooks(root: Path = ROOT) -> list:
-    return sorted((root / "solutions" / ASSIGNMENT).glob("*.ipynb"))
 
 
 def stamp_points(root: Path = ROOT) -> list:

@@ -10,7 +10,7 @@ Variants that loop, sleep or hog are graded with HOSTILE_LIMITS, to keep the tes
 """
 from . import ROOT, Append, Replace, ReplaceCell, Variant
 
-HOSTILE_LIMITS = {"cpu_seconds": 8, "memory_mb": 1536}
+HOSTILE_LIMITS = {"timeout": 8, "memory_mb": 1536}
 NETWORK_PORT = 47831          # tests/test_submissions.py listens here on the host; nothing may arrive
 MARKER = "LESSON20_HOSTILE_MARKER"
 # files hostile_writes_outside tries to create; none may exist on the host afterwards

@@ -12,7 +12,8 @@ Protocol (JSON lines; raw torch.save bytes follow a header that gives their size
   grader -> zygote (unix seqpacket socket): {"cmd": "spawn"} + 4 fds -> {"pid": n}
                                             {"cmd": "reap"} -> {"clean": true, "status": code or null}
   grader -> child (requests pipe): the cells (one line), then {"id", "probe", "size", "cpu_seconds"} + spec
-  child -> grader (replies pipe):  {"ready": true, "problems": [...]}, then {"id", "size"} + answer
+  child -> grader (replies pipe):  {"cell": i} as each cell starts, {"ready": true, "problems": [...]},
+                                   then {"id", "size"} + answer
 
 Imports only the standard library, torch and probes.py (next to this file). It decides
 nothing: the grader loads each answer with weights_only=True and judges it.
@@ -79,7 +80,7 @@ def write_all(fd: int, data: bytes):
         view = view[os.write(fd, view):]
 
 
-def load_cells(cells, namespace, describe_exception) -> list:
+def load_cells(cells, namespace, describe_exception, progress=lambda index: None) -> list:
     """Run the submission's cells statement by statement; return the errors they raised, as plain data.
 
     A solution cell stops at its first error, as in Jupyter, except that an import the sandbox lacks
@@ -96,6 +97,7 @@ def load_cells(cells, namespace, describe_exception) -> list:
         problems.append({"cell": cell["index"], "line": line, **info})
 
     for cell in cells:
+        progress(cell["index"])
         try:
             tree = ast.parse(cell["source"], cell["label"])
         except SyntaxError as exc:
@@ -140,7 +142,10 @@ def child(fds, torch, probes_code):
 
     cells = loads(reader.line() or b"[]")
     namespace = {"__name__": "__main__", "__builtins__": __builtins__}
-    problems = load_cells(cells, namespace, fresh_probes()["describe_exception"])
+    def progress(index):  # the grader names the cell that was running if time runs out
+        write_all(replies, (dumps({"cell": index}) + "\n").encode())
+
+    problems = load_cells(cells, namespace, fresh_probes()["describe_exception"], progress)
     write_all(replies, (dumps({"ready": True, "problems": problems}) + "\n").encode())
     while True:
         header = reader.line()

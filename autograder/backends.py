@@ -1,0 +1,171 @@
+"""Where the checks' probes run, and how what happened there becomes a message for the student.
+
+The checks call `student.run(probe, **spec)` and get plain data back, or a CheckFailure already
+worded for the student. Three backends answer:
+
+* LocalStudent: the student's own kernel (the in-notebook self-check), in this process;
+* Reference: the instructor's reference, in this process (a failure there is the course's bug);
+* SandboxStudent: a submission being graded, in the sandbox, within a time budget per item and
+  for the whole notebook.
+"""
+import copy
+import hashlib
+import io
+import time
+
+import torch
+
+from .checks import probes
+from .checks.expect import CheckFailure
+from .sandbox import Sandbox, SandboxError
+from .text import clip
+
+# how a signal that ended the child reads to a student
+SIGNAL_WORDS = {
+    "SIGKILL": "it was killed (out of memory, or past its CPU time)",
+    "SIGXCPU": "it ran past its CPU time",
+    "SIGSEGV": "it crashed (segmentation fault)",
+    "SIGXFSZ": "it wrote a file that was too large",
+    "SIGABRT": "it aborted",
+}
+HINTS = {"timeout": "look for an endless loop.",
+         "crashed": "Look for os._exit, sys.exit, or a very large allocation."}
+
+
+def probe_failure(obs: dict, context: str) -> CheckFailure:
+    """Word a probe's non-ok answer for the student. context: "kernel" (self-check) or "sandbox"."""
+    obs = {k: (clip(v, k) if k in ("name", "call", "type", "message", "where", "status") else v)
+           for k, v in obs.items()}
+    status = obs.get("status")
+    if status == "missing":
+        name = obs["name"]
+        hint = ("Run the cell that defines it, and check the spelling." if context == "kernel" else
+                "No cell of your notebook defined it when the notebook ran: check the spelling, and "
+                "that the cell defining it ran without an error before it.")
+        return CheckFailure(f"{name} is not defined. {hint}", "missing")
+    if status == "raised":
+        where = f" ({obs['where']})" if obs.get("where") else ""
+        if obs.get("type") == "NotImplementedError":
+            return CheckFailure(f"{obs['call']} is not implemented yet: it raised NotImplementedError{where}. "
+                                "Replace the `raise NotImplementedError(...)` line with your code.",
+                                "not_implemented")
+        return CheckFailure(f"{obs['call']} raised {obs['type']}: {obs['message']}{where}")
+    return CheckFailure(obs.get("message") or f"the check could not run your code ({status})", status or "")
+
+
+def sandbox_failure(exc: SandboxError) -> str:
+    """What a student reads when the sandbox timed out, died or broke down."""
+    doing = exc.doing or "running your code"
+    if exc.reason == "timeout":
+        where = f" (cell {exc.cell} was running)" if exc.cell is not None else ""
+        return f"took longer than it may while {doing}{where}"
+    if exc.died:
+        words = SIGNAL_WORDS.get(exc.signal_name)
+        if words is None:
+            words = f"it exited with code {exc.status}" if exc.status is not None else "it stopped answering"
+            if exc.tail:
+                words += f". Last message: {clip(exc.tail, 'tail')}"
+        where = f" in cell {exc.cell}" if exc.cell is not None else ""
+        return f"the Python process running your code ended while {doing}{where}: {words}"
+    return f"{exc.detail} (while {doing})" if exc.doing else exc.detail
+
+
+class LocalStudent:
+    """Runs probes in this process, against a namespace of names -> objects."""
+
+    context = "kernel"
+
+    def __init__(self, namespace: dict):
+        self.namespace = namespace
+
+    def begin_item(self, item_id: str):
+        pass
+
+    def run(self, probe: str, **spec) -> dict:
+        obs = probes.run(self.namespace, probe, spec)
+        if obs["status"] != "ok":
+            raise probe_failure(obs, self.context)
+        return obs
+
+
+class Reference(LocalStudent):
+    """The instructor's reference: a failure here is a bug in the course, not the student's.
+
+    Its answers depend only on the probe and its spec, so they are kept for the next submission.
+    """
+
+    _memo = {}
+
+    def run(self, probe: str, **spec) -> dict:
+        buffer = io.BytesIO()
+        torch.save((probe, spec), buffer)
+        key = (id(self.namespace), hashlib.sha256(buffer.getvalue()).hexdigest())
+        if key not in self._memo:
+            obs = probes.run(self.namespace, probe, spec)
+            if obs["status"] != "ok":
+                raise RuntimeError(f"the reference failed probe {probe}: {obs}")
+            self._memo[key] = obs
+        return copy.deepcopy(self._memo[key])
+
+
+class SandboxStudent:
+    """The checks' `student` backend during grading: probes run in the sandbox, with a time budget
+    per item (`timeout`) and for all items together (`total_seconds`)."""
+
+    context = "sandbox"
+    CRASHES_PER_ITEM = 2  # after this many, the item's remaining checks fail without running again
+
+    def __init__(self, sandbox: Sandbox, timeout: float, total_seconds: float = 0):
+        self.sandbox = sandbox
+        self.timeout = timeout
+        self.total_seconds = total_seconds or 3 * timeout
+        self.item = None
+        self.spent = {}
+        self.crashes = {}
+        self.failures = {}  # item -> CheckFailure that ended it (timeout, crashes): later checks fail fast
+
+    def begin_item(self, item_id: str):
+        self.item = item_id
+
+    def run(self, probe: str, **spec) -> dict:
+        item = self.item
+        if item in self.failures:  # a new exception each time: re-raising one would grow its traceback
+            raise CheckFailure(str(self.failures[item]), self.failures[item].reason)
+        total_left = self.total_seconds - sum(self.spent.values())
+        left = min(self.timeout - self.spent.get(item, 0.0), total_left)
+        if total_left <= 0:  # the whole notebook's time is used up
+            self.failures[item] = CheckFailure(
+                f"{probe.replace('_', ' ')}: not run: your notebook used up its {self.total_seconds:g} s for all "
+                "exercises in earlier ones. Look for an endless loop there.", "timeout")
+            raise CheckFailure(str(self.failures[item]), "timeout")
+        if self.sandbox.channel is None and self.sandbox.starts > self.sandbox.limits.max_restarts:
+            self.failures[item] = CheckFailure(
+                f"{probe.replace('_', ' ')}: not run: your code stopped the sandbox {self.sandbox.starts} times, "
+                "so the rest of its checks are skipped. " + HINTS["crashed"], "crashed")
+            raise CheckFailure(str(self.failures[item]), "crashed")
+        started = time.monotonic()
+        try:
+            obs = self.sandbox.request(probe, spec, timeout=max(left, 0.5))
+        except SandboxError as exc:
+            hint = {"timeout": f"This exercise has {self.timeout:g} s in all: {HINTS['timeout']}",
+                    "crashed": HINTS["crashed"]}.get(exc.reason, "")
+            text = f"{probe.replace('_', ' ')}: {sandbox_failure(exc)}".rstrip(".")
+            failure = CheckFailure(f"{text}. {hint}".strip(), exc.reason)
+            self.crashes[item] = self.crashes.get(item, 0) + 1
+            if exc.reason == "timeout" or self.crashes[item] >= self.CRASHES_PER_ITEM:
+                self.failures[item] = failure
+            raise failure from None
+        finally:
+            self.spent[item] = self.spent.get(item, 0.0) + time.monotonic() - started
+        if obs["status"] != "ok":
+            raise probe_failure(obs, self.context)
+        return obs
+
+
+def plain_problem(p: dict) -> dict:
+    """A problem the sandbox reported while loading, as the grader keeps it: known keys, short strings."""
+    line = p.get("line")
+    return {"cell": p.get("cell") if isinstance(p.get("cell"), int) else -1,
+            "line": line if isinstance(line, int) else None,
+            "type": clip(p.get("type"), "type"), "message": clip(p.get("message"), "message"),
+            "where": clip(p.get("where"), "where")}

@@ -1,0 +1,45 @@
+"""Per-student state of a class's grading: what the gradebook cannot hold.
+
+One JSON file per student in OUT/state/: the fingerprint of what was graded (so an unchanged
+submission is not graded again), the status and the reason, and the rubric detail of each item.
+The scores themselves live in nbgrader's gradebook, where an instructor may change them.
+"""
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from .files import write_atomic
+
+STATUSES = ("graded", "failed", "timeout", "error")
+
+
+@dataclass
+class StudentRecord:
+    student: str
+    fingerprint: str = ""                        # "" means: grade again next time
+    status: str = "graded"                       # one of STATUSES
+    reason: str = ""                             # why it is not simply "graded", for people
+    rubric: dict = field(default_factory=dict)   # item id -> per-behaviour detail (plain data)
+
+
+def state_path(out: Path, student: str) -> Path:
+    return Path(out) / "state" / f"{student}.json"
+
+
+def load_state(out: Path, student: str):
+    """The student's record, or None if there is none (or it cannot be read)."""
+    try:
+        data = json.loads(state_path(out, student).read_text())
+        known = {k: v for k, v in data.items() if k in StudentRecord.__dataclass_fields__}
+        return StudentRecord(**known)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def save_state(out: Path, record: StudentRecord):
+    write_atomic(state_path(out, record.student), json.dumps(asdict(record), indent=1, sort_keys=True), force=True)
+
+
+def recorded_students(out: Path) -> list:
+    """Every student with a state file in this output folder."""
+    return sorted(p.stem for p in (Path(out) / "state").glob("*.json"))

@@ -1,0 +1,31 @@
+"""Run a submission's code in an isolated process and carry plain data back.
+
+With bubblewrap (Linux): no network, a read-only view of the Python installation and nothing
+else of the file system, a private /tmp, its own PID namespace, and death with the grading
+process. Run as root, the code also runs under an unprivileged uid, inside a memory, CPU and
+process-count cgroup when the machine allows one.
+
+Starting Python and importing torch costs seconds, so each grading process keeps one sandbox
+(a *zygote*, see worker.py) and forks a fresh child in it for every submission, over
+pipes made for that submission alone. When a submission is done, everything it started is
+killed and /tmp is emptied before the next one is let in.
+
+Without bubblewrap: a resource-limited subprocess per submission, with a warning that
+isolation is weaker.
+
+The parts, each importing only the ones before it: errors (Limits, SandboxError), isolation
+(bwrap, cgroups, uid), channel (pipes and framing), zygote (the process that forks children),
+session (Sandbox: one submission), and worker (the program that runs inside).
+
+This module is transport and isolation only: it imports nothing from the project, decides
+nothing, and words nothing for a student. A failure is a SandboxError with plain fields
+(what it was doing, how the child ended); backends.py turns it into a student's message.
+"""
+from .channel import stored_zip
+from .errors import Limits, SandboxError
+from .isolation import WEAK_ISOLATION, have_bwrap, sandbox_uid
+from .session import Sandbox
+from .zygote import close_all
+
+__all__ = ["Limits", "Sandbox", "SandboxError", "WEAK_ISOLATION", "close_all", "have_bwrap", "sandbox_uid",
+           "stored_zip"]

@@ -1,0 +1,125 @@
+"""The channel to one submission's child: its pipes, their framing, and what it writes to stdout and stderr.
+
+Framing: JSON lines; raw torch.save bytes follow a header that gives their size.
+"""
+import io
+import json
+import os
+import select
+import threading
+import time
+import zipfile
+
+
+class Drain(threading.Thread):
+    """Reads a pipe to its end, keeping the first `limit` bytes (so a flood cannot block or fill memory)."""
+
+    def __init__(self, fd: int, limit: int):
+        super().__init__(daemon=True)
+        self.fd, self.limit, self.kept, self.dropped = fd, limit, bytearray(), 0
+        self.start()
+
+    def run(self):
+        try:
+            while chunk := os.read(self.fd, 1 << 16):
+                room = max(self.limit - len(self.kept), 0)
+                self.kept += chunk[:room]
+                self.dropped += len(chunk) - min(room, len(chunk))
+        except OSError:
+            pass
+        finally:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+
+    def tail(self) -> str:
+        """The last line kept (the caller shortens it for whatever it shows)."""
+        lines = bytes(self.kept[-600:]).decode(errors="replace").strip().splitlines()
+        return lines[-1] if lines else ""
+
+class Channel:
+    """One submission's child: its pid, the request and reply pipes with their framing (JSON lines,
+    raw bytes after a header that gives their size), and the drains of its stdout and stderr."""
+
+    def __init__(self, pid: int, requests: int, replies: int, out: Drain, err: Drain):
+        self.pid, self.requests, self.replies, self.out, self.err = pid, requests, replies, out, err
+        self.buffer = b""
+        os.set_blocking(requests, False)
+
+    def send(self, data: bytes, deadline: float) -> bool:
+        """Write everything before the deadline; False if the child closed its end (it died)."""
+        view = memoryview(data)
+        while view:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            _, writable, _ = select.select([], [self.requests], [], min(left, 1.0))
+            if writable:
+                try:
+                    view = view[os.write(self.requests, view):]
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    return False
+        return True
+
+    def fill(self, deadline: float) -> bool:
+        """Read what is there (waiting at most until the deadline); False at the end of the pipe."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError
+        ready, _, _ = select.select([self.replies], [], [], min(left, 1.0))
+        if ready:
+            chunk = os.read(self.replies, 1 << 20)
+            if not chunk:
+                return False
+            self.buffer += chunk
+        return True
+
+    def line(self, deadline: float):
+        """The next JSON line as a dict; None if the child died; raises TimeoutError or ValueError."""
+        while b"\n" not in self.buffer:
+            if len(self.buffer) > 2**20:
+                raise ValueError("the sandbox flooded its reply channel")
+            if not self.fill(deadline):
+                return None
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            message = None
+        if not isinstance(message, dict):
+            raise ValueError("the sandbox sent an unreadable message")
+        return message
+
+    def exact(self, size: int, deadline: float):
+        """Exactly `size` bytes; None if the child died first."""
+        while len(self.buffer) < size:
+            if not self.fill(deadline):
+                return None
+        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        return data
+
+    def close(self):
+        for fd in (self.requests, self.replies):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def join_drains(self):
+        for drain in (self.out, self.err):
+            drain.join(timeout=2)
+
+
+def stored_zip(payload: bytes, limit: int) -> bool:
+    """True for a torch.save zip whose members are stored, not compressed, within `limit` bytes in all:
+    a forged answer could otherwise be a zip bomb that torch.load would inflate in the grader."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, ValueError, OSError, RecursionError, EOFError):
+        return False
+    return (all(m.compress_type == zipfile.ZIP_STORED for m in members)
+            and sum(m.file_size for m in members) <= limit)

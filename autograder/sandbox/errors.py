@@ -1,0 +1,41 @@
+"""The sandbox's limits and its one exception: plain data, shared by every part of the sandbox."""
+import signal
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int = 4096        # address space per process, and the cgroup's total where there is one
+    timeout: float = 60          # seconds per graded item, and for loading the notebook's code
+    max_processes: int = 64      # processes and threads, enforced where the code runs under its own uid
+    max_output_kb: int = 256     # what the code prints is drained and kept up to this, then dropped
+    max_answer_mb: int = 64      # largest answer read back
+    tmp_mb: int = 256            # size of the private /tmp
+    cpus: float = 1.0            # CPU cores the sandbox may use at once (cgroup), 0 for no limit
+    max_restarts: int = 8        # fresh starts after a crash or timeout, per submission (backends enforce it)
+    total_seconds: float = 0     # all items together (0: three times timeout); then the rest fail fast
+
+
+class SandboxError(Exception):
+    """The sandboxed process timed out, died or broke the protocol.
+
+    reason: "timeout", "crashed" or "protocol"; doing: what the grader had asked for; status: the
+    child's exit code (negative: the signal that ended it) when it died; tail: the last line it wrote
+    to stderr; cell: the notebook cell it was running, if it was loading the notebook.
+    """
+
+    def __init__(self, reason: str, detail: str, doing: str = "", status=None, tail: str = "", cell=None,
+                 died: bool = False):
+        super().__init__(detail)
+        self.reason, self.detail, self.doing = reason, detail, doing
+        self.status, self.tail, self.cell, self.died = status, tail, cell, died
+
+    @property
+    def signal_name(self):
+        """"SIGKILL" and the like when a signal ended the child, else None."""
+        if isinstance(self.status, int) and self.status < 0:
+            try:
+                return signal.Signals(-self.status).name
+            except ValueError:
+                return None
+        return None

@@ -1,0 +1,172 @@
+"""What walls a submission runs inside: bubblewrap's view of the file system, cgroups, an unprivileged uid.
+
+With bubblewrap (Linux): no network, a read-only view of the Python installation and nothing
+else of the file system, a private /tmp, its own PID namespace, and death with the grading
+process. Run as root, the code also runs under an unprivileged uid, inside a memory, CPU and
+process-count cgroup when the machine allows one. Without bubblewrap: a resource-limited
+subprocess, with a warning that isolation is weaker.
+"""
+import os
+import shutil
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from .errors import Limits
+
+HERE = Path(__file__).parent
+BOX = "/sandbox"
+WEAK_ISOLATION = ("bubblewrap (bwrap) was not found: submissions run in a resource-limited subprocess "
+                  "that can still read your files and use the network. Install it (apt-get install "
+                  "bubblewrap) before grading work you do not trust.")
+
+
+def have_bwrap() -> bool:
+    return sys.platform.startswith("linux") and shutil.which("bwrap") is not None
+
+
+def ro_binds() -> list:
+    """The Python installation and system libraries, read-only, and nothing else."""
+    paths = ["/usr", "/etc/alternatives", "/etc/ld.so.cache"]
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))):
+        if not any(p == q or p.startswith(q.rstrip("/") + "/") for q in paths):
+            paths.append(p)
+    args, made = [], {"/tmp"}  # /tmp is the sandbox's own tmpfs, mounted first
+    for p in paths:
+        if not os.path.exists(p):
+            continue
+        parent = os.path.dirname(p)
+        parents = []
+        while parent not in ("/", "") and parent not in made:
+            parents.append(parent)
+            parent = os.path.dirname(parent)
+        for d in reversed(parents):  # bwrap would copy the host's modes (/root is 0700): open them
+            args += ["--perms", "0755", "--dir", d]
+            made.add(d)
+        args += ["--ro-bind", p, p]
+    for link in ("/bin", "/sbin", "/lib", "/lib64", "/lib32"):
+        if os.path.islink(link):
+            args += ["--symlink", os.readlink(link), link]
+        elif os.path.isdir(link):
+            args += ["--ro-bind", link, link]
+    return args
+
+
+class Cgroup:
+    """Memory, pids and CPU cgroups (v1 or v2) for one sandbox, when this process may create them."""
+
+    ROOT = Path("/sys/fs/cgroup")
+
+    def __init__(self, limits: Limits):
+        self.dirs = []
+        self.name = f"lesson20-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        memory, pids = str(limits.memory_mb * 2**20), str(limits.max_processes)
+        period = 100_000
+        quota = str(int(limits.cpus * period)) if limits.cpus else None
+        self._remove_stale()
+        try:
+            if (self.ROOT / "cgroup.controllers").exists():
+                d = self.ROOT / self.name
+                d.mkdir()
+                self.dirs.append(d)
+                (d / "memory.max").write_text(memory)
+                (d / "pids.max").write_text(pids)
+                if quota and (d / "cpu.max").exists():
+                    (d / "cpu.max").write_text(f"{quota} {period}")
+            else:
+                knobs = [("memory", "memory.limit_in_bytes", memory), ("pids", "pids.max", pids)]
+                if quota and (self.ROOT / "cpu" / "cpu.cfs_quota_us").exists():
+                    knobs.append(("cpu", "cpu.cfs_quota_us", quota))
+                for controller, knob, value in knobs:
+                    d = self.ROOT / controller / self.name
+                    d.mkdir()
+                    self.dirs.append(d)
+                    if controller == "cpu":
+                        (d / "cpu.cfs_period_us").write_text(str(period))
+                    (d / knob).write_text(value)
+        except OSError:
+            self.close()
+            self.dirs = []
+
+    @classmethod
+    def _remove_stale(cls):
+        """Empty cgroups left by grading processes that were killed before they could clean up."""
+        for parent in (cls.ROOT, *(cls.ROOT / c for c in ("memory", "pids", "cpu"))):
+            try:
+                entries = list(parent.glob("lesson20-*-*"))
+            except OSError:
+                continue
+            for d in entries:
+                try:
+                    pid = int(d.name.split("-")[1])
+                except (IndexError, ValueError):
+                    continue
+                if not Path(f"/proc/{pid}").exists():
+                    try:
+                        d.rmdir()
+                    except OSError:
+                        pass
+
+    def enter_command(self) -> list:
+        """A shell prefix that moves itself into the cgroups, then execs the rest."""
+        if not self.dirs:
+            return []
+        moves = " && ".join(f"echo $$ > {d / 'cgroup.procs'}" for d in self.dirs)
+        return ["/bin/sh", "-c", f'{moves} && exec "$@"', "sh"]
+
+    def close(self):
+        for d in self.dirs:
+            procs = d / "cgroup.procs"
+            for _ in range(100):
+                try:
+                    pids = [int(x) for x in procs.read_text().split()]
+                except OSError:
+                    break
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, 9)
+                    except OSError:
+                        pass
+                time.sleep(0.02)
+            for _ in range(50):
+                try:
+                    d.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)  # the last processes are still exiting
+        self.dirs = []
+
+
+def sandbox_uid(pid: int = None):
+    """The unprivileged uid that submissions graded by process `pid` (default: this one) run under,
+    or None when they run under the grader's own uid (not root, or no setpriv)."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        return None
+    return 61000 + (os.getpid() if pid is None else pid) % 4000
+
+
+def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
+    """The command that starts the zygote: bwrap (+ setpriv, inside the cgroup) or a plain Python."""
+    python = [sys.executable, "-I"]
+    if not isolate:
+        return python + [str(HERE / "worker.py"), str(HERE.parent / "checks")]
+    # the private /tmp first: a Python installation that lives under /tmp is then bound on top of it
+    cmd = ["bwrap", "--perms", "1777", "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/tmp",
+           *ro_binds(),
+           "--dir", BOX,
+           "--ro-bind", str(HERE / "worker.py"), f"{BOX}/worker.py",
+           "--ro-bind", str(HERE.parent / "checks" / "probes.py"), f"{BOX}/probes.py",
+           "--proc", "/proc", "--dev", "/dev",
+           "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+           "--die-with-parent", "--new-session", "--chdir", "/tmp"]
+    if os.geteuid() != 0:
+        cmd.append("--unshare-user")
+    if uid is not None:
+        cmd += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
+    prefix = cgroup.enter_command() if cgroup else []
+    return prefix + cmd + python + [f"{BOX}/worker.py", BOX]

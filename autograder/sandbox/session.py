@@ -1,0 +1,137 @@
+"""One submission in the sandbox: start its child, load its code, answer the checks' probe requests."""
+import io
+import json
+import os
+import sys
+import time
+import warnings
+
+import torch
+
+from .channel import stored_zip
+from .errors import Limits, SandboxError
+from .isolation import WEAK_ISOLATION, have_bwrap
+from .zygote import open_channel
+
+
+class Sandbox:
+    """The sandboxed process holding one submission's code; restartable after a crash or timeout."""
+
+    def __init__(self, cells: list, limits: Limits = Limits(), isolate: bool = None):
+        """cells: [{"index", "label", "source", "solution"}], run in order by the child."""
+        self.cells = cells
+        self.limits = limits
+        self.isolate = have_bwrap() if isolate is None else isolate
+        if not self.isolate:
+            warnings.warn(WEAK_ISOLATION, stacklevel=2)
+        self.zygote = None
+        self.channel = None
+        self.starts = 0
+        self.requests = 0
+        self.cell = None       # the cell the child was last seen running while loading
+
+    # ---- lifecycle ----
+
+    def start(self, timeout: float = None) -> list:
+        """Start a child and run the submission's code in it; return the problems it reported
+        (plain dicts, exactly as the child sent them)."""
+        self._end_child()
+        self.starts += 1
+        self.zygote, self.channel = open_channel(self.zygote, self.limits, self.isolate)
+        deadline = time.monotonic() + (timeout or self.limits.timeout)
+        doing = "loading your notebook's code"
+        self._send(json.dumps(self.cells).encode() + b"\n", deadline, doing)
+        self.cell = None
+        while True:  # progress lines ({"cell": i}) until the hello
+            hello = self._line(deadline, doing)
+            if "cell" in hello and "ready" not in hello:
+                self.cell = hello["cell"] if isinstance(hello["cell"], int) else None
+                continue
+            break
+        if hello.get("ready") is not True:
+            self._fail("protocol", "the sandbox did not start properly", doing)
+        problems = hello.get("problems")
+        return [p for p in (problems if isinstance(problems, list) else [])[:50] if isinstance(p, dict)]
+
+    def request(self, probe: str, spec: dict, timeout: float) -> dict:
+        """Run one probe in the sandbox; return its plain-data answer, or raise SandboxError."""
+        if self.channel is None:
+            self.start()
+        self.cell = None
+        self.requests += 1
+        buffer = io.BytesIO()
+        torch.save(spec, buffer)
+        data = buffer.getvalue()
+        deadline = time.monotonic() + timeout
+        doing = f"running {probe}"
+        header = json.dumps({"id": self.requests, "probe": probe, "size": len(data), "cpu_seconds": int(timeout) + 1})
+        self._send(header.encode() + b"\n" + data, deadline, doing)
+        reply = self._line(deadline, doing)
+        size = reply.get("size")
+        if reply.get("id") != self.requests or not isinstance(size, int) or size < 0:
+            self._fail("protocol", "the sandbox answered out of turn", doing)
+        limit = self.limits.max_answer_mb * 2**20
+        if size > limit:
+            self._fail("protocol", "the answer was too large to read back", doing)
+        payload = self._guard(lambda: self.channel.exact(size, deadline), doing)
+        if not stored_zip(payload, limit):
+            self._fail("protocol", "the answer was not in the form the sandbox writes", doing)
+        try:
+            answer = torch.load(io.BytesIO(payload), weights_only=True)  # plain data only: nothing the student made
+        except Exception as exc:
+            self._fail("protocol", f"the answer could not be read as plain data ({type(exc).__name__})", doing)
+        if not isinstance(answer, dict) or "status" not in answer:
+            self._fail("protocol", "the answer had the wrong shape", doing)
+        return answer
+
+    def close(self):
+        self._end_child()
+        if self.zygote is not None and not self.isolate:
+            self.zygote.close()
+        self.zygote = None
+
+    # ---- internals ----
+
+    def _end_child(self):
+        """Close this submission's pipes and have the zygote kill everything it started; returns
+        (exit code or None, last stderr line) of the child."""
+        channel, self.channel = self.channel, None
+        if channel is None:
+            return None, ""
+        channel.close()
+        status = None
+        if self.zygote is not None:
+            try:
+                status = self.zygote.reap()
+            except (OSError, SandboxError, ValueError):
+                self.zygote.close()  # a zygote that cannot clean up is not used again
+            if not self.isolate:  # without a PID namespace, a fresh process for every start
+                self.zygote.close()
+                self.zygote = None
+        channel.join_drains()
+        return status, channel.err.tail()
+
+    def _guard(self, step, doing: str):
+        """Run one channel step, turning a timeout, a dead child or garbage into a SandboxError."""
+        try:
+            result = step()
+        except TimeoutError:
+            self._fail("timeout", "out of time", doing)
+        except ValueError as exc:
+            self._fail("protocol", str(exc), doing)
+        if result is None or result is False:
+            self._fail("crashed", "the child ended", doing, died=True)
+        return result
+
+    def _send(self, data: bytes, deadline: float, doing: str):
+        self._guard(lambda: self.channel.send(data, deadline), doing)
+
+    def _line(self, deadline: float, doing: str) -> dict:
+        return self._guard(lambda: self.channel.line(deadline), doing)
+
+    def _fail(self, reason: str, detail: str, doing: str, died: bool = False):
+        if os.environ.get("LESSON20_SANDBOX_DEBUG") and self.channel is not None:
+            print(bytes(self.channel.err.kept).decode(errors="replace"), file=sys.stderr)
+        cell = self.cell
+        status, tail = self._end_child()
+        raise SandboxError(reason, detail, doing, status if died else None, tail if died else "", cell, died)

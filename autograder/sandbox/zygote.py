@@ -1,0 +1,160 @@
+"""The zygote: a sandboxed Python with torch imported, which forks one child per submission.
+
+Starting Python and importing torch costs seconds, so each grading process keeps one zygote
+(see worker.py) and has it fork a fresh child for every submission, over pipes made for that
+submission alone. When a submission is done, everything it started is killed and /tmp is
+emptied before the next one is let in.
+"""
+import atexit
+import json
+import os
+import select
+import socket
+import subprocess
+import threading
+from dataclasses import astuple
+
+from .channel import Channel, Drain
+from .errors import Limits, SandboxError
+from .isolation import HERE, Cgroup, command, sandbox_uid
+
+
+class Zygote:
+    """A sandboxed Python with torch imported, which forks one child per submission."""
+
+    def __init__(self, limits: Limits, isolate: bool):
+        self.limits, self.isolate = limits, isolate
+        self.uid = sandbox_uid()
+        self.cgroup = Cgroup(limits) if isolate and os.geteuid() == 0 else None
+        self.lock = threading.Lock()
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "MPLCONFIGDIR": "/tmp", "MPLBACKEND": "Agg",
+               "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+               "LESSON20_ZYGOTE_FD": str(theirs.fileno()), "LESSON20_ISOLATED": "1" if isolate else "",
+               "LESSON20_LIMITS": json.dumps(self._rlimits())}
+        self.proc = subprocess.Popen(command(limits, isolate, self.uid, self.cgroup), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(theirs.fileno(),),
+                                     env=env, cwd="/" if isolate else str(HERE), start_new_session=True)
+        theirs.close()
+        self.sock = ours
+        self.out = Drain(os.dup(self.proc.stdout.fileno()), 64 * 1024)
+        self.err = Drain(os.dup(self.proc.stderr.fileno()), 64 * 1024)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        try:
+            reply = self._receive(max(self.limits.timeout, 60))
+        except SandboxError:
+            self.close()
+            raise
+        if not reply.get("ready"):
+            self.close()
+            raise SandboxError("protocol", "the sandbox did not start properly")
+
+    def _rlimits(self) -> dict:
+        mb = 2**20
+        return {"AS": self.limits.memory_mb * mb, "FSIZE": self.limits.tmp_mb * mb, "CORE": 0,
+                "NPROC": self.limits.max_processes if self.uid is not None else None}
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def _receive(self, timeout: float) -> dict:
+        ready, _, _ = select.select([self.sock], [], [], timeout)
+        if not ready:
+            raise SandboxError("timeout", f"the sandbox did not answer within {timeout:g} s")
+        try:
+            message = self.sock.recv(1 << 16)
+        except OSError:
+            message = b""
+        if not message:
+            tail = self.err.tail() if self.err else ""
+            raise SandboxError("crashed", "the sandbox stopped" + (f": {tail}" if tail else ""))
+        try:
+            reply = json.loads(message)
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict):
+            raise SandboxError("protocol", "the sandbox sent an unreadable message")
+        return reply
+
+    def spawn(self, fds) -> int:
+        with self.lock:
+            socket.send_fds(self.sock, [json.dumps({"cmd": "spawn"}).encode()], fds)
+            return self._receive(10)["pid"]
+
+    def reap(self):
+        """Kill everything a submission started; the exit code of its child (None if unknown)."""
+        with self.lock:
+            self.sock.send(json.dumps({"cmd": "reap"}).encode())
+            reply = self._receive(5)  # killing and cleaning up takes milliseconds; more means it was stopped
+        if reply.get("clean") is not True:  # something survived: this sandbox is not used again
+            self.close()
+        return reply.get("status")
+
+    def close(self):
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, 9)  # bwrap dies, and with it its whole PID namespace
+            except OSError:
+                pass
+            self.proc.wait()
+            self.proc = None
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        if self.cgroup:
+            self.cgroup.close()
+            self.cgroup = None
+
+
+_SHARED = {}  # (limits, isolate, pid) -> Zygote, one per grading process
+
+
+def shared_zygote(limits: Limits, isolate: bool) -> Zygote:
+    """This process's zygote for these limits, started (or replaced, if it died) when needed."""
+    key = (astuple(limits), isolate, os.getpid())  # a forked copy of this process starts its own
+    zygote = _SHARED.get(key)
+    if zygote is None or not zygote.alive:
+        if zygote is not None:
+            zygote.close()
+        zygote = _SHARED[key] = Zygote(limits, isolate)
+    return zygote
+
+
+@atexit.register
+def close_all():
+    """End every sandbox this process started."""
+    while _SHARED:
+        _SHARED.popitem()[1].close()
+
+
+def open_channel(zygote, limits: Limits, isolate: bool):
+    """Fork a child for one submission, over four new pipes; returns (the zygote used, its Channel).
+
+    With bubblewrap the zygote is this process's shared one; without, a fresh one per child.
+    A zygote that died since its last use is replaced once.
+    """
+    pipes = [os.pipe() for _ in range(4)]  # requests, replies, stdout, stderr
+    theirs = [pipes[0][0], pipes[1][1], pipes[2][1], pipes[3][1]]
+    ours = [pipes[0][1], pipes[1][0], pipes[2][0], pipes[3][0]]
+    pid = None
+    for _ in range(2):
+        try:
+            if zygote is None or not zygote.alive:
+                zygote = shared_zygote(limits, True) if isolate else Zygote(limits, False)
+            pid = zygote.spawn(theirs)
+            break
+        except (OSError, SandboxError, KeyError, ValueError, TypeError):
+            if zygote is not None:
+                zygote.close()
+            zygote = None
+    for fd in theirs:
+        os.close(fd)
+    if pid is None:
+        for fd in ours:
+            os.close(fd)
+        raise SandboxError("crashed", "the sandbox could not start your code")
+    kept = limits.max_output_kb * 1024
+    return zygote, Channel(pid, ours[0], ours[1], Drain(ours[2], kept), Drain(ours[3], kept))

@@ -1,0 +1,83 @@
+"""autograder.backends: how probe answers and sandbox failures are worded, and the time budgets."""
+import pytest
+
+from autograder.backends import LocalStudent, Reference, SandboxStudent, probe_failure, sandbox_failure
+from autograder.checks.expect import CheckFailure
+from autograder.sandbox import Limits, SandboxError
+
+
+def test_missing_name_in_kernel_and_sandbox():
+    kernel = probe_failure({"status": "missing", "name": "foo"}, "kernel")
+    assert kernel.reason == "missing" and "Run the cell that defines it" in str(kernel)
+    graded = probe_failure({"status": "missing", "name": "foo"}, "sandbox")
+    assert "foo is not defined" in str(graded) and "top level of the exercise's solution cell" not in str(graded)
+
+
+def test_raised_and_not_implemented():
+    stub = probe_failure({"status": "raised", "call": "f(x)", "type": "NotImplementedError", "message": "",
+                          "where": "line 3 in f(): raise"}, "sandbox")
+    assert stub.reason == "not_implemented" and "f(x) is not implemented yet" in str(stub)
+    bug = probe_failure({"status": "raised", "call": "f(x)", "type": "KeyError", "message": "'k'" * 1000,
+                         "where": ""}, "sandbox")
+    assert str(bug).startswith("f(x) raised KeyError") and len(str(bug)) < 600
+
+
+def test_sandbox_failures_read_as_what_happened():
+    timeout = SandboxError("timeout", "out of time", "loading your notebook's code", cell=12)
+    assert sandbox_failure(timeout) == "took longer than it may while loading your notebook's code (cell 12 was running)"
+    killed = SandboxError("crashed", "the child ended", "running loss_scaler", status=-9, died=True)
+    assert "running loss_scaler: it was killed (out of memory" in sandbox_failure(killed)
+    exited = SandboxError("crashed", "the child ended", "running q5_answer", status=3, tail="boom", died=True)
+    assert sandbox_failure(exited).endswith("it exited with code 3. Last message: boom")
+    assert sandbox_failure(SandboxError("crashed", "the sandbox could not start your code")) == \
+        "the sandbox could not start your code"
+
+
+class FakeSandbox:
+    """Answers each request from a script: an answer dict, or a SandboxError to raise."""
+
+    def __init__(self, script):
+        self.script, self.limits, self.channel, self.starts = list(script), Limits(max_restarts=1), object(), 1
+
+    def request(self, probe, spec, timeout):
+        step = self.script.pop(0)
+        if isinstance(step, Exception):
+            self.channel = None
+            raise step
+        return step
+
+
+def test_a_timeout_ends_the_item_and_later_checks_fail_fast():
+    student = SandboxStudent(FakeSandbox([SandboxError("timeout", "t", "running p")]), timeout=5)
+    student.begin_item("x")
+    with pytest.raises(CheckFailure) as first:
+        student.run("p")
+    assert first.value.reason == "timeout" and "5 s in all" in str(first.value)
+    with pytest.raises(CheckFailure) as second:
+        student.run("p")  # no request is made: the script is empty
+    assert str(second.value) == str(first.value)
+
+
+def test_crashes_past_the_restart_limit_skip_the_rest():
+    crash = SandboxError("crashed", "c", "running p", status=-11, died=True)
+    sandbox = FakeSandbox([crash])
+    sandbox.starts = 2
+    student = SandboxStudent(sandbox, timeout=5)
+    student.begin_item("x")
+    with pytest.raises(CheckFailure, match="segmentation fault"):
+        student.run("p")
+    student.begin_item("y")
+    with pytest.raises(CheckFailure, match="stopped the sandbox 2 times"):
+        student.run("p")
+
+
+def test_local_student_and_reference():
+    assert LocalStudent({"Q5_ANSWER": "b"}).run("q5_answer")["answer"]["value"] == "b"
+    with pytest.raises(CheckFailure, match="Q5_ANSWER is not defined"):
+        LocalStudent({}).run("q5_answer")
+    ref = Reference({"Q5_ANSWER": "c"})
+    first = ref.run("q5_answer")
+    first["answer"]["value"] = "changed"  # a check that edits an answer does not change the next one
+    assert ref.run("q5_answer")["answer"]["value"] == "c"
+    with pytest.raises(RuntimeError, match="reference failed"):
+        Reference({}).run("q5_answer")

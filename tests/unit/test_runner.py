@@ -1,0 +1,37 @@
+"""autograder.runner: the checks of one item, run against in-process backends, and what is collected."""
+import pytest
+
+from autograder.backends import LocalStudent, Reference
+from autograder.items import get_item
+from autograder.runner import ItemResult, Outcome, check_files, run_checks
+
+
+def test_visible_checks_only_without_a_reference():
+    result = run_checks(["q5_answer"], LocalStudent({"Q5_ANSWER": "d"}))["q5_answer"]
+    assert [o.hidden for o in result.outcomes] == [False] and result.outcomes[0].passed
+
+
+def test_hidden_checks_compare_with_the_reference():
+    result = run_checks(["q5_answer"], LocalStudent({"Q5_ANSWER": "d"}), Reference({"Q5_ANSWER": "b"}),
+                        include_hidden=True)["q5_answer"]
+    assert [(o.hidden, o.passed) for o in result.outcomes] == [(False, True), (True, False)]
+    assert result.score < 1
+
+
+def test_a_failed_check_keeps_only_the_students_words():
+    result = run_checks(["q5_answer"], LocalStudent({"Q5_ANSWER": 5}))["q5_answer"]
+    message = result.outcomes[0].message
+    assert message.startswith("Q5_ANSWER is 5") and "\nassert " not in message
+
+
+def test_missing_checks_are_an_instructor_error(monkeypatch, tmp_path):
+    import autograder.runner as runner
+    monkeypatch.setattr(runner, "HIDDEN_DIR", tmp_path)
+    with pytest.raises(FileNotFoundError, match="hidden checks for q5_answer are not installed"):
+        check_files(["q5_answer"], include_hidden=True)
+
+
+def test_an_item_without_outcomes_scores_zero():
+    assert ItemResult(get_item("q5_answer")).score == 0.0
+    full = ItemResult(get_item("master_weights"), [Outcome("a", True), Outcome("b", True)])
+    assert full.score == 2.0

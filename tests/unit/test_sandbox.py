@@ -1,0 +1,85 @@
+"""autograder.sandbox on its own: the channel's framing, the zip guard, the error's fields, and one
+child started without bubblewrap (fast: no isolation to set up)."""
+import io
+import json
+import os
+import time
+import warnings
+
+import pytest
+import torch
+
+from autograder.sandbox import Limits, Sandbox, SandboxError, stored_zip
+from autograder.sandbox.channel import Channel, Drain
+
+
+def channel_pair():
+    """A Channel whose other ends the test holds: (channel, write-to-replies fd, read-requests fd)."""
+    requests, replies, out, err = os.pipe(), os.pipe(), os.pipe(), os.pipe()
+    for fd in (out[1], err[1]):
+        os.close(fd)
+    ch = Channel(1, requests[1], replies[0], Drain(out[0], 100), Drain(err[0], 100))
+    return ch, replies[1], requests[0]
+
+
+def test_channel_reads_lines_and_exact_bytes():
+    ch, theirs, _ = channel_pair()
+    os.write(theirs, b'{"a": 1}\n' + b"xyz" + b'{"b": 2}\n')
+    deadline = time.monotonic() + 2
+    assert ch.line(deadline) == {"a": 1}
+    assert ch.exact(3, deadline) == b"xyz"
+    assert ch.line(deadline) == {"b": 2}
+    os.close(theirs)
+    assert ch.line(deadline) is None  # the child's end closed: it died
+
+
+def test_channel_times_out_and_rejects_garbage():
+    ch, theirs, _ = channel_pair()
+    with pytest.raises(TimeoutError):
+        ch.line(time.monotonic() + 0.2)
+    os.write(theirs, b"[1, 2]\n")
+    with pytest.raises(ValueError, match="unreadable"):
+        ch.line(time.monotonic() + 1)
+
+
+def test_stored_zip_accepts_torch_save_only():
+    buffer = io.BytesIO()
+    torch.save({"status": "ok"}, buffer)
+    assert stored_zip(buffer.getvalue(), 2**20)
+    assert not stored_zip(buffer.getvalue(), 10)
+    assert not stored_zip(b"garbage", 2**20)
+
+
+def test_error_names_the_signal():
+    assert SandboxError("crashed", "x", status=-9, died=True).signal_name == "SIGKILL"
+    assert SandboxError("crashed", "x", status=3, died=True).signal_name is None
+
+
+def test_child_runs_cells_in_order_and_answers_probes():
+    cells = [{"index": 0, "label": "<cell 0>", "source": "X = 2", "solution": False},
+             {"index": 1, "label": "<cell 1>", "source": "Q5_ANSWER = 'abc'[X - 1]\n1 / 0", "solution": True}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sandbox = Sandbox(cells, Limits(timeout=60), isolate=False)
+    try:
+        problems = sandbox.start()
+        assert [(p["cell"], p["type"], p["line"]) for p in problems] == [(1, "ZeroDivisionError", 2)]
+        answer = sandbox.request("q5_answer", {}, timeout=30)
+        assert answer["status"] == "ok" and answer["answer"]["value"] == "b"
+    finally:
+        sandbox.close()
+
+
+def test_a_loading_timeout_names_the_cell():
+    cells = [{"index": 3, "label": "<cell 3>", "source": "A = 1", "solution": False},
+             {"index": 7, "label": "<cell 7>", "source": "while True:\n    pass", "solution": True}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sandbox = Sandbox(cells, Limits(timeout=3), isolate=False)
+    try:
+        with pytest.raises(SandboxError) as caught:
+            sandbox.start()
+        assert caught.value.reason == "timeout" and caught.value.cell == 7
+    finally:
+        sandbox.close()
+    json.dumps(cells)  # what is sent is plain data
