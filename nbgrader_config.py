@@ -29,6 +29,18 @@ c.GenerateAssignment.preprocessors = [
     "nbgrader.preprocessors.CheckCellMetadata",
 ]
 
+# Sanitizing: RepairStructure first, so that a copied cell (a duplicated grade id), a check cell turned
+# into markdown or damaged metadata is repaired and noted rather than failing the whole submission;
+# then nbgrader's own steps, in its order (OverwriteCells puts back the instructor's grade cells).
+c.Autograde.sanitize_preprocessors = [
+    "autograder.instructor.repair.RepairStructure",
+    "nbgrader.preprocessors.ClearOutput",
+    "nbgrader.preprocessors.DeduplicateIds",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
 # Autograding: GradeOutOfProcess takes the place of Execute. It runs the submission's code in a
 # sandbox, computes the verdict outside it, and writes each test cell's report and score, which
 # SaveAutoGrades then records. The whole list is assigned (nbgrader reads this file twice, so

@@ -57,7 +57,7 @@ def sandbox_failure(exc: SandboxError) -> str:
     """What a student reads when the sandbox timed out, died or broke down."""
     doing = exc.doing or "running your code"
     if exc.reason == "timeout":
-        where = f" (cell {exc.cell} was running)" if exc.cell is not None else ""
+        where = f": cell {exc.cell} was still running when the time ran out" if exc.cell is not None else ""
         return f"took longer than it may while {doing}{where}"
     if exc.died:
         words = SIGNAL_WORDS.get(exc.signal_name)
@@ -115,10 +115,10 @@ class SandboxStudent:
     context = "sandbox"
     CRASHES_PER_ITEM = 2  # after this many, the item's remaining checks fail without running again
 
-    def __init__(self, sandbox: Sandbox, timeout: float, total_seconds: float = 0):
+    def __init__(self, sandbox: Sandbox, timeout: float, total_seconds: float):
         self.sandbox = sandbox
         self.timeout = timeout
-        self.total_seconds = total_seconds or 3 * timeout
+        self.total_seconds = total_seconds
         self.item = None
         self.spent = {}
         self.crashes = {}
@@ -138,9 +138,9 @@ class SandboxStudent:
                 f"{probe.replace('_', ' ')}: not run: your notebook used up its {self.total_seconds:g} s for all "
                 "exercises in earlier ones. Look for an endless loop there.", "timeout")
             raise CheckFailure(str(self.failures[item]), "timeout")
-        if self.sandbox.channel is None and self.sandbox.starts > self.sandbox.limits.max_restarts:
+        if self.sandbox.channel is None and self.sandbox.restarts >= self.sandbox.limits.max_restarts:
             self.failures[item] = CheckFailure(
-                f"{probe.replace('_', ' ')}: not run: your code stopped the sandbox {self.sandbox.starts} times, "
+                f"{probe.replace('_', ' ')}: not run: your code stopped the sandbox {self.sandbox.restarts} times, "
                 "so the rest of its checks are skipped. " + HINTS["crashed"], "crashed")
             raise CheckFailure(str(self.failures[item]), "crashed")
         started = time.monotonic()
@@ -155,8 +155,9 @@ class SandboxStudent:
             if exc.reason == "timeout" or self.crashes[item] >= self.CRASHES_PER_ITEM:
                 self.failures[item] = failure
             raise failure from None
-        finally:
-            self.spent[item] = self.spent.get(item, 0.0) + time.monotonic() - started
+        finally:  # running the notebook again after a crash is not this item's time
+            elapsed = time.monotonic() - started - self.sandbox.reload_seconds
+            self.spent[item] = self.spent.get(item, 0.0) + max(elapsed, 0.0)
         if obs["status"] != "ok":
             raise probe_failure(obs, self.context)
         return obs

@@ -1,14 +1,22 @@
-"""Pull the code a grader runs out of a submitted notebook.
+"""What code a notebook gives the grader, and in what shape.
 
-That is the solution cells, in notebook order, plus cells that only import or define
-(a student's own helper functions), plus the imports, definitions and literal constants
-(`EPS = 2.0**-24`) of every other cell. Everything else (demonstrations, plots, check cells,
-test calls) is left out: nothing in them is graded, and it would cost time.
+* `notebook_cells`: a submission is graded as it ran: every code cell in notebook order, as
+  nbgrader's own execution would run it, except nbgrader's test cells (and copies of them),
+  with IPython magics and `!shell` lines blanked out.
+* `repair_structure`: what a student's editing did to the notebook's nbgrader cells (a copied
+  cell that duplicates a grade id, a check cell turned into markdown, damaged metadata) is
+  undone before grading, and each repair is noted for the feedback.
+* `runnable_cells`: the reference's code, from the instructor notebook: its solution cells, plus
+  the imports, definitions and literal constants of the other cells (no demos: it runs in the
+  grader's own process, once).
 """
 import ast
+import re
 from dataclasses import dataclass
 
 import nbformat
+
+from .items import AUTO_ITEMS, item_of_cell
 
 DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -17,7 +25,8 @@ DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef
 class CodeCell:
     index: int        # position in the notebook, for messages ("cell 14")
     source: str
-    solution: bool    # an nbgrader solution cell (the student's answer)
+    solution: bool    # an nbgrader solution cell (the student's answer), or a copy of one
+    item: str = ""    # the item whose solution cell this is (or a copy of), else ""
 
     @property
     def label(self) -> str:
@@ -26,6 +35,106 @@ class CodeCell:
     def plain(self) -> dict:
         """What the sandbox is sent for this cell."""
         return {"index": self.index, "label": self.label, "source": self.source, "solution": self.solution}
+
+
+# ---- the submission, as it ran ----
+
+COPY_KEY = "lesson20"  # cell metadata for a cell that lost its nbgrader role in a repair: {"copy_of": grade id}
+CHECK_CALL = re.compile(r"""\s*check\(\s*["'](\w+)["']\s*,\s*globals\(\)\s*\)\s*;?\s*""")
+
+
+def _nbgrader(cell) -> dict:
+    meta = cell.get("metadata", {}).get("nbgrader")
+    return meta if isinstance(meta, dict) else {}
+
+
+def is_test_cell(cell) -> bool:
+    """An nbgrader test cell (graded, not a solution), or a copy of one: a bare `check("<id>", globals())`."""
+    meta = _nbgrader(cell)
+    if meta.get("grade") and not meta.get("solution"):
+        return True
+    return bool(CHECK_CALL.fullmatch(cell.get("source", "")))
+
+
+def cell_item(cell) -> str:
+    """The item a cell's code answers: its solution grade id, or the one it was copied from."""
+    meta = _nbgrader(cell)
+    grade_id = meta.get("grade_id") if meta.get("solution") else None
+    grade_id = grade_id or cell.get("metadata", {}).get(COPY_KEY, {}).get("copy_of", "")
+    item = item_of_cell(grade_id)
+    return item if grade_id and grade_id != item else ""
+
+
+def notebook_cells(nb) -> list:
+    """Every code cell the student's kernel ran, in order, as the grader runs it."""
+    cells = []
+    for index, cell in enumerate(nb.cells):
+        if cell.get("cell_type") != "code" or is_test_cell(cell):
+            continue
+        item = cell_item(cell)
+        cells.append(CodeCell(index, strip_magics(_text(cell.get("source", ""))), bool(item), item))
+    return cells
+
+
+def _text(source) -> str:
+    """A cell's source as one string with \\n line ends (a list of lines, CRLF or CR line ends happen)."""
+    if isinstance(source, list):
+        source = "".join(source)
+    return source.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@dataclass
+class Repair:
+    item: str     # the item it concerns ("" for none)
+    text: str     # what was repaired, for the student and the instructor
+
+
+def repair_structure(nb) -> list:
+    """Undo what editing did to the nbgrader cells of `nb` (in place); return the Repairs made.
+
+    The rules: the last cell with a grade id keeps it, as nbgrader's own deduplication keeps it,
+    and earlier copies become ordinary cells (a copied solution cell still runs, in notebook order,
+    so the last definition wins, as in the student's kernel); an autograded item's solution and
+    check cells are code cells; nbgrader metadata that nbgrader cannot read is removed. The
+    instructor's version of every grade cell is put back by nbgrader itself (OverwriteCells).
+    """
+    repairs = []
+    auto = {i.id for i in AUTO_ITEMS}
+    last = {}
+    for index, cell in enumerate(nb.cells):
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if meta is None:
+            continue
+        if not isinstance(meta, dict) or ((meta.get("grade") or meta.get("solution") or meta.get("locked"))
+                                          and not isinstance(meta.get("grade_id"), str)):
+            del cell.metadata["nbgrader"]
+            repairs.append(Repair("", f"cell {index} had nbgrader metadata without a grade id: repaired, it was "
+                                      "graded as an ordinary cell"))
+            continue
+        if isinstance(meta.get("grade_id"), str):
+            last[meta["grade_id"]] = index
+    for index, cell in enumerate(nb.cells):
+        grade_id = _nbgrader(cell).get("grade_id")
+        if not isinstance(grade_id, str):
+            continue
+        item = item_of_cell(grade_id)
+        if last[grade_id] != index:
+            role = "solution" if _nbgrader(cell).get("solution") else "check"
+            del cell.metadata["nbgrader"]
+            cell.metadata[COPY_KEY] = {"copy_of": grade_id}
+            what = ("its code still ran where it stands, and the later copy's definitions win" if role == "solution"
+                    else "only the last one is graded")
+            repairs.append(Repair(item if item in auto else "",
+                                  f"cell {index} is a copy of the {role} cell {grade_id!r} (cell {last[grade_id]}): "
+                                  f"repaired, {what}"))
+        elif item in auto and cell.get("cell_type") != "code":
+            was = cell.get("cell_type")
+            cell.cell_type = "code"
+            cell.outputs, cell.execution_count = [], None
+            cell.pop("attachments", None)
+            repairs.append(Repair(item, f"cell {index} ({grade_id!r}) had been turned into {was} "
+                                        "and was repaired: it is a code cell again"))
+    return repairs
 
 
 def strip_magics(source: str) -> str:

@@ -13,7 +13,12 @@ class Limits:
     tmp_mb: int = 256            # size of the private /tmp
     cpus: float = 1.0            # CPU cores the sandbox may use at once (cgroup), 0 for no limit
     max_restarts: int = 8        # fresh starts after a crash or timeout, per submission (backends enforce it)
-    total_seconds: float = 0     # all items together (0: three times timeout); then the rest fail fast
+    total_seconds: float = 0     # the whole notebook's run, and all items together (0: three times timeout)
+
+    @property
+    def notebook_seconds(self) -> float:
+        """How long running the whole notebook may take, and then checking all its items."""
+        return self.total_seconds or 3 * self.timeout
 
 
 class SandboxError(Exception):

@@ -153,14 +153,18 @@ def sandbox_uid(pid: int = None):
 def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
     """The command that starts the zygote: bwrap (+ setpriv, inside the cgroup) or a plain Python."""
     python = [sys.executable, "-I"]
+    package = HERE.parent  # autograder/
     if not isolate:
-        return python + [str(HERE / "worker.py"), str(HERE.parent / "checks")]
+        return python + [str(HERE / "worker.py"), str(package / "checks"), str(package.parent)]
     # the private /tmp first: a Python installation that lives under /tmp is then bound on top of it
     cmd = ["bwrap", "--perms", "1777", "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/tmp",
            *ro_binds(),
            "--dir", BOX,
            "--ro-bind", str(HERE / "worker.py"), f"{BOX}/worker.py",
-           "--ro-bind", str(HERE.parent / "checks" / "probes.py"), f"{BOX}/probes.py",
+           "--ro-bind", str(package / "checks" / "probes.py"), f"{BOX}/probes.py",
+           # the student package, as students install it: without the instructor's part (hidden checks)
+           "--perms", "0755", "--dir", f"{BOX}/lib", "--ro-bind", str(package), f"{BOX}/lib/autograder",
+           *(["--tmpfs", f"{BOX}/lib/autograder/instructor"] if (package / "instructor").is_dir() else []),
            "--proc", "/proc", "--dev", "/dev",
            "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            "--die-with-parent", "--new-session", "--chdir", "/tmp"]
@@ -169,4 +173,4 @@ def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
     if uid is not None:
         cmd += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
     prefix = cgroup.enter_command() if cgroup else []
-    return prefix + cmd + python + [f"{BOX}/worker.py", BOX]
+    return prefix + cmd + python + [f"{BOX}/worker.py", BOX, f"{BOX}/lib"]

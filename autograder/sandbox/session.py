@@ -26,21 +26,43 @@ class Sandbox:
             warnings.warn(WEAK_ISOLATION, stacklevel=2)
         self.zygote = None
         self.channel = None
-        self.starts = 0
+        self.starts = 0        # children started
+        self.restarts = 0      # ... because a request had ended the one before
         self.requests = 0
         self.cell = None       # the cell the child was last seen running while loading
+        self.stopped = set()   # cells past their time, or that ended the child: not run again on a restart
+        self.lost = []         # a problem for each cell that ended the child
+        self.reload_seconds = 0.0  # what restarting the child cost the last request
 
     # ---- lifecycle ----
 
     def start(self, timeout: float = None) -> list:
-        """Start a child and run the submission's code in it; return the problems it reported
-        (plain dicts, exactly as the child sent them)."""
+        """Start a child and run the submission's notebook in it; return the problems it reported
+        (plain dicts, as the child sent them).
+
+        A cell that ends the child (os._exit, a kill, a crash) is reported as a "ProcessDied" problem
+        and left out of a fresh run of the notebook, as a cell past its time is: the rest still runs.
+        """
+        for attempt in range(self.limits.max_restarts + 1):
+            try:
+                return self._load(timeout) + self.lost
+            except SandboxError as exc:
+                if not (exc.died and exc.cell is not None) or attempt == self.limits.max_restarts:
+                    raise
+                self.stopped.add(exc.cell)
+                ended = exc.signal_name or (f"exit code {exc.status}" if exc.status is not None else "no exit code")
+                self.lost.append({"cell": exc.cell, "line": None, "type": "ProcessDied", "message": ended,
+                                  "where": exc.tail})
+
+    def _load(self, timeout: float = None) -> list:
         self._end_child()
         self.starts += 1
         self.zygote, self.channel = open_channel(self.zygote, self.limits, self.isolate)
-        deadline = time.monotonic() + (timeout or self.limits.timeout)
-        doing = "loading your notebook's code"
-        self._send(json.dumps(self.cells).encode() + b"\n", deadline, doing)
+        deadline = time.monotonic() + (timeout or self.limits.notebook_seconds)
+        doing = "running your notebook"
+        cells = [c for c in self.cells if c["index"] not in self.stopped]
+        notebook = {"cells": cells, "cell_seconds": self.limits.timeout}
+        self._send(json.dumps(notebook).encode() + b"\n", deadline, doing)
         self.cell = None
         while True:  # progress lines ({"cell": i}) until the hello
             hello = self._line(deadline, doing)
@@ -48,15 +70,22 @@ class Sandbox:
                 self.cell = hello["cell"] if isinstance(hello["cell"], int) else None
                 continue
             break
+        self.cell = None
         if hello.get("ready") is not True:
             self._fail("protocol", "the sandbox did not start properly", doing)
         problems = hello.get("problems")
-        return [p for p in (problems if isinstance(problems, list) else [])[:50] if isinstance(p, dict)]
+        problems = [p for p in (problems if isinstance(problems, list) else [])[:50] if isinstance(p, dict)]
+        self.stopped |= {p.get("cell") for p in problems if p.get("type") == "CellTimeout"}
+        return problems
 
     def request(self, probe: str, spec: dict, timeout: float) -> dict:
         """Run one probe in the sandbox; return its plain-data answer, or raise SandboxError."""
-        if self.channel is None:
+        self.reload_seconds = 0.0
+        if self.channel is None:  # the last request ended the child: run the notebook again first
+            self.restarts += 1
+            started = time.monotonic()
             self.start()
+            self.reload_seconds = time.monotonic() - started
         self.cell = None
         self.requests += 1
         buffer = io.BytesIO()

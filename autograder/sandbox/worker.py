@@ -11,12 +11,15 @@ so a child (same uid) cannot trace it or read its memory.
 Protocol (JSON lines; raw torch.save bytes follow a header that gives their size):
   grader -> zygote (unix seqpacket socket): {"cmd": "spawn"} + 4 fds -> {"pid": n}
                                             {"cmd": "reap"} -> {"clean": true, "status": code or null}
-  grader -> child (requests pipe): the cells (one line), then {"id", "probe", "size", "cpu_seconds"} + spec
+  grader -> child (requests pipe): {"cells": [...], "cell_seconds": n} (one line),
+                                   then {"id", "probe", "size", "cpu_seconds"} + spec
   child -> grader (replies pipe):  {"cell": i} as each cell starts, {"ready": true, "problems": [...]},
                                    then {"id", "size"} + answer
 
-Imports only the standard library, torch and probes.py (next to this file). It decides
-nothing: the grader loads each answer with weights_only=True and judges it.
+Imports only the standard library, torch, probes.py (next to this file) and, for the notebook's
+own cells, what the student package offers (autograder without its instructor part, made
+importable from the folder given). It decides nothing: the grader loads each answer with
+weights_only=True and judges it.
 """
 import __future__
 import ast
@@ -80,50 +83,97 @@ def write_all(fd: int, data: bytes):
         view = view[os.write(fd, view):]
 
 
-def load_cells(cells, namespace, describe_exception, progress=lambda index: None) -> list:
-    """Run the submission's cells statement by statement; return the errors they raised, as plain data.
+class CellTimeout(BaseException):
+    """Raised into a cell that ran past its time, as nbgrader interrupts one; the next cell still runs."""
 
-    A solution cell stops at its first error, as in Jupyter, except that an import the sandbox lacks
-    (the course's own helpers, say) is skipped: the student's kernel had it. Other cells go on.
+
+def _stop_cell(signum, frame):
+    raise CellTimeout()
+
+
+def load_cells(cells, namespace, describe_exception, cell_seconds=0, progress=lambda index: None,
+               zygote=None) -> list:
+    """Run the notebook's cells in order, statement by statement; return the errors they raised, as plain data.
+
+    As in Jupyter, a cell stops at its first error and the next cell still runs; a cell that runs
+    past `cell_seconds` is stopped. An import the sandbox lacks is skipped rather than stopping
+    the cell: the student's kernel had it.
     """
     problems = []
 
     def record(cell, exc):
-        info = describe_exception(exc)
+        if isinstance(exc, CellTimeout):
+            info = {"type": "CellTimeout", "message": f"it ran for more than {cell_seconds:g} s and was stopped",
+                    "where": ""}
+        else:
+            info = describe_exception(exc)
         if isinstance(exc, SyntaxError):  # the parser's own frames say nothing to the student
             info["where"] = f"line {exc.lineno}: {(exc.text or '').strip()}"[:300]
         frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == cell["label"]]
         line = frames[-1].lineno if frames else getattr(exc, "lineno", None)
-        problems.append({"cell": cell["index"], "line": line, **info})
+        problems.append({"cell": cell["index"], "line": line if isinstance(line, int) else None, **info})
 
+    previous = signal.signal(signal.SIGALRM, _stop_cell)
     for cell in cells:
         progress(cell["index"])
         try:
             tree = ast.parse(cell["source"], cell["label"])
         except SyntaxError as exc:
-            if cell["solution"]:
-                record(cell, exc)
+            record(cell, exc)
             continue
         flags = 0
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.module == "__future__":
                 for alias in node.names:
-                    flags |= getattr(__future__, alias.name, None).compiler_flag if hasattr(__future__, alias.name) else 0
-        for node in tree.body:
-            try:
-                exec(compile(ast.Module([node], []), cell["label"], "exec", flags=flags, dont_inherit=True), namespace)
-            except BaseException as exc:  # the student's SystemExit too: record it, keep loading
-                if isinstance(exc, ImportError) and (isinstance(node, (ast.Import, ast.ImportFrom)) or not cell["solution"]):
-                    continue
-                record(cell, exc)
-                if cell["solution"]:
-                    break
-    return problems[:20]
+                    flags |= getattr(__future__, alias.name).compiler_flag if hasattr(__future__, alias.name) else 0
+        signal.setitimer(signal.ITIMER_REAL, cell_seconds or 0)
+        try:
+            for node in tree.body:
+                try:
+                    exec(compile(ast.Module([node], []), cell["label"], "exec", flags=flags, dont_inherit=True),
+                         namespace)
+                except ImportError:
+                    if isinstance(node, (ast.Import, ast.ImportFrom)):
+                        continue
+                    raise
+        except BaseException as exc:  # the student's SystemExit too: record it, go on with the next cell
+            record(cell, exc)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if zygote is not None and not alive(zygote):  # it killed the zygote, so the sandbox goes down: say where
+            os.write(2, f"\ncell {cell['index']} killed the other processes of the sandbox\n".encode())
+            os._exit(70)
+    signal.signal(signal.SIGALRM, previous)
+    return problems[:50]
+
+
+def alive(pid: int) -> bool:
+    """Whether process `pid` runs: not a zombie, and not being torn down by a SIGKILL (a large process
+    takes a while to die, and shows as running meanwhile)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            fields = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
+    except (OSError, ValueError):
+        return False
+    pending = int(fields.get("SigPnd", "0").strip() or "0", 16) | int(fields.get("ShdPnd", "0").strip() or "0", 16)
+    return fields.get("State", "").split()[:1] not in (["Z"], ["X"]) and not pending & (1 << (signal.SIGKILL - 1))
+
+
+def kernel_namespace() -> dict:
+    """What a Jupyter kernel's user namespace starts with: __main__, and display()."""
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    try:
+        from IPython.display import display
+        namespace["display"] = display
+    except ImportError:
+        pass
+    return namespace
 
 
 def child(fds, torch, probes_code):
     """One submission: load its cells, then answer probe requests until the grader closes the pipe."""
     requests, replies, out, err = fds
+    zygote = os.getppid()
     for fd, target in ((requests, 0), (out, 1), (err, 2)):
         os.dup2(fd, target)
         os.close(fd)
@@ -140,12 +190,15 @@ def child(fds, torch, probes_code):
         exec_(probes_code, namespace)
         return namespace
 
-    cells = loads(reader.line() or b"[]")
-    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    sys.stdin = io.StringIO()  # input() gets EOFError, as in a kernel without stdin; fd 0 is the requests pipe
+    notebook = loads(reader.line() or b"{}")
+    namespace = kernel_namespace()
+
     def progress(index):  # the grader names the cell that was running if time runs out
         write_all(replies, (dumps({"cell": index}) + "\n").encode())
 
-    problems = load_cells(cells, namespace, fresh_probes()["describe_exception"], progress)
+    problems = load_cells(notebook.get("cells", []), namespace, fresh_probes()["describe_exception"],
+                          notebook.get("cell_seconds", 0), progress, zygote)
     write_all(replies, (dumps({"ready": True, "problems": problems}) + "\n").encode())
     while True:
         header = reader.line()
@@ -166,6 +219,8 @@ def child(fds, torch, probes_code):
                 pass
         spec = load(io.BytesIO(data), weights_only=True)
         answer = fresh_probes()["run"](namespace, request["probe"], spec)
+        if not alive(zygote):  # the code killed the zygote: the sandbox is going down, and this probe did it
+            os._exit(70)
         buffer = io.BytesIO()
         save(answer, buffer)
         payload = buffer.getvalue()
@@ -218,7 +273,9 @@ def reap(isolated: bool, children: dict):
     return status, not others
 
 
-PRELOADED = ("numpy", "matplotlib", "matplotlib.pyplot", "tqdm.auto")  # what the lesson's cells import
+# what the lesson's cells import: paid for once, here, rather than by every submission
+PRELOADED = ("numpy", "matplotlib", "matplotlib.pyplot", "tqdm.auto", "sklearn.datasets", "IPython.display",
+             "ipywidgets", "autograder.lesson", "autograder.plots", "autograder.quiz", "autograder.selfcheck")
 
 
 def warm_up(torch, probes_code):
@@ -237,8 +294,9 @@ def warm_up(torch, probes_code):
     torch.nn.utils.clip_grad_norm_([p], 1.0)
 
 
-def zygote(workdir: str):
+def zygote(workdir: str, lib: str):
     apply_limits()
+    sys.path.insert(0, lib)  # the student package (autograder, without its instructor part), as students have it
     import torch
     torch.set_num_threads(1)
     path = os.path.join(workdir, "probes.py")
@@ -289,4 +347,4 @@ def zygote(workdir: str):
 
 
 if __name__ == "__main__":
-    zygote(sys.argv[1])
+    zygote(sys.argv[1], sys.argv[2])

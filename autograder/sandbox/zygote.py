@@ -30,6 +30,7 @@ class Zygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         env = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "MPLCONFIGDIR": "/tmp", "MPLBACKEND": "Agg",
                "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+               "NBGRADER_EXECUTION": "autograde",  # the lesson's demos run at their autograding sizes
                "LESSON20_ZYGOTE_FD": str(theirs.fileno()), "LESSON20_ISOLATED": "1" if isolate else "",
                "LESSON20_LIMITS": json.dumps(self._rlimits())}
         self.proc = subprocess.Popen(command(limits, isolate, self.uid, self.cgroup), stdin=subprocess.DEVNULL,

@@ -360,8 +360,8 @@ HOSTILE = [
             def underflow_fraction(values, dtype=torch.float16):
                 raise Nasty()
             '''), twin="underflow_forgets_return", doc="raises an exception with a 10 MB message"),
-    hostile("hostile_exit_at_load", first("underflow_fraction", EXIT_AT_LOAD), rest="zero", status="failed",
-            doc="os._exit(0) while the notebook's code loads"),
+    hostile("hostile_exit_at_load", first("underflow_fraction", EXIT_AT_LOAD), expect={"underflow_fraction": 0.0},
+            doc="os._exit(0) while the notebook runs: that cell is left out of a fresh run, the rest still runs"),
     hostile("hostile_exit_in_function", Replace("underflow_fraction", "underflow_fraction", '''
             def underflow_fraction(values, dtype=torch.float16):
                 import os
@@ -375,8 +375,13 @@ HOSTILE = [
                 os.kill(-1, 9)   # every process this uid may signal, but itself
             '''), twin="underflow_forgets_return", limits=HOSTILE_LIMITS,
             doc="kill(-1, SIGKILL) inside an exercise: the sandbox's own processes die, nothing else"),
-    hostile("hostile_loop_at_load", first("underflow_fraction", LOOP), rest="zero", status="timeout",
-            limits=HOSTILE_LIMITS, doc="an endless loop while the notebook's code loads"),
+    hostile("hostile_loop_at_load", first("underflow_fraction", LOOP), expect={"underflow_fraction": 0.0},
+            limits=HOSTILE_LIMITS, doc="an endless loop while the notebook runs: that cell is stopped after its "
+                                       "time, as nbgrader stops it, and the cells after it still run"),
+    hostile("hostile_unstoppable_loop_at_load", first("underflow_fraction", "import signal\n"
+                                                      "signal.signal(signal.SIGALRM, signal.SIG_IGN)\n" + LOOP),
+            rest="zero", status="timeout", limits=HOSTILE_LIMITS,
+            doc="an endless loop that ignores the cell's timer: the whole notebook's time runs out"),
     hostile("hostile_loop_ignoring_signals", first("accumulate_gradients", IGNORE_SIGNALS),
             Replace("accumulate_gradients", "accumulate_gradients", '''
             def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):

@@ -24,7 +24,8 @@ def test_raised_and_not_implemented():
 
 def test_sandbox_failures_read_as_what_happened():
     timeout = SandboxError("timeout", "out of time", "loading your notebook's code", cell=12)
-    assert sandbox_failure(timeout) == "took longer than it may while loading your notebook's code (cell 12 was running)"
+    assert sandbox_failure(timeout) == ("took longer than it may while loading your notebook's code: cell 12 was "
+                                        "still running when the time ran out")
     killed = SandboxError("crashed", "the child ended", "running loss_scaler", status=-9, died=True)
     assert "running loss_scaler: it was killed (out of memory" in sandbox_failure(killed)
     exited = SandboxError("crashed", "the child ended", "running q5_answer", status=3, tail="boom", died=True)
@@ -37,7 +38,8 @@ class FakeSandbox:
     """Answers each request from a script: an answer dict, or a SandboxError to raise."""
 
     def __init__(self, script):
-        self.script, self.limits, self.channel, self.starts = list(script), Limits(max_restarts=1), object(), 1
+        self.script, self.limits, self.channel, self.restarts = list(script), Limits(max_restarts=2), object(), 1
+        self.reload_seconds = 0.0
 
     def request(self, probe, spec, timeout):
         step = self.script.pop(0)
@@ -48,7 +50,7 @@ class FakeSandbox:
 
 
 def test_a_timeout_ends_the_item_and_later_checks_fail_fast():
-    student = SandboxStudent(FakeSandbox([SandboxError("timeout", "t", "running p")]), timeout=5)
+    student = SandboxStudent(FakeSandbox([SandboxError("timeout", "t", "running p")]), timeout=5, total_seconds=15)
     student.begin_item("x")
     with pytest.raises(CheckFailure) as first:
         student.run("p")
@@ -61,8 +63,8 @@ def test_a_timeout_ends_the_item_and_later_checks_fail_fast():
 def test_crashes_past_the_restart_limit_skip_the_rest():
     crash = SandboxError("crashed", "c", "running p", status=-11, died=True)
     sandbox = FakeSandbox([crash])
-    sandbox.starts = 2
-    student = SandboxStudent(sandbox, timeout=5)
+    sandbox.restarts = 2
+    student = SandboxStudent(sandbox, timeout=5, total_seconds=15)
     student.begin_item("x")
     with pytest.raises(CheckFailure, match="segmentation fault"):
         student.run("p")

@@ -70,12 +70,29 @@ def test_child_runs_cells_in_order_and_answers_probes():
         sandbox.close()
 
 
-def test_a_loading_timeout_names_the_cell():
-    cells = [{"index": 3, "label": "<cell 3>", "source": "A = 1", "solution": False},
-             {"index": 7, "label": "<cell 7>", "source": "while True:\n    pass", "solution": True}]
+def loaded(cells, timeout):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sandbox = Sandbox(cells, Limits(timeout=3), isolate=False)
+        return Sandbox(cells, Limits(timeout=timeout, total_seconds=2 * timeout), isolate=False)
+
+
+def test_a_cell_past_its_time_is_stopped_and_the_next_one_runs():
+    cells = [{"index": 3, "label": "<cell 3>", "source": "while True:\n    pass", "solution": False},
+             {"index": 7, "label": "<cell 7>", "source": "Q5_ANSWER = 'c'", "solution": True}]
+    sandbox = loaded(cells, 2)
+    try:
+        problems = sandbox.start()
+        assert [(p["cell"], p["type"]) for p in problems] == [(3, "CellTimeout")]
+        assert sandbox.request("q5_answer", {}, timeout=30)["answer"]["value"] == "c"
+    finally:
+        sandbox.close()
+
+
+def test_a_notebook_past_its_time_names_the_cell():
+    cells = [{"index": 3, "label": "<cell 3>", "source": "A = 1", "solution": False},
+             {"index": 7, "label": "<cell 7>", "source": "import signal\nsignal.signal(signal.SIGALRM, "
+              "signal.SIG_IGN)\nwhile True:\n    pass", "solution": True}]
+    sandbox = loaded(cells, 2)
     try:
         with pytest.raises(SandboxError) as caught:
             sandbox.start()
@@ -83,3 +100,16 @@ def test_a_loading_timeout_names_the_cell():
     finally:
         sandbox.close()
     json.dumps(cells)  # what is sent is plain data
+
+
+def test_a_cell_that_ends_the_process_is_left_out_of_a_fresh_run():
+    cells = [{"index": 1, "label": "<cell 1>", "source": "X = 'b'", "solution": False},
+             {"index": 2, "label": "<cell 2>", "source": "import os\nos._exit(3)", "solution": False},
+             {"index": 5, "label": "<cell 5>", "source": "Q5_ANSWER = X", "solution": True}]
+    sandbox = loaded(cells, 20)
+    try:
+        problems = sandbox.start()
+        assert [(p["cell"], p["type"], p["message"]) for p in problems] == [(2, "ProcessDied", "exit code 3")]
+        assert sandbox.request("q5_answer", {}, timeout=30)["answer"]["value"] == "b"
+    finally:
+        sandbox.close()

@@ -1,0 +1,23 @@
+"""RepairStructure: an nbgrader Autograde sanitize step that undoes what editing did to a notebook's cells.
+
+It runs before nbgrader's own sanitize steps, which fail a whole submission on a duplicated grade
+id (a copied cell keeps its nbgrader metadata) or metadata they cannot read. The repairs are kept
+in the notebook's metadata, so that GradeOutOfProcess can tell the student what was repaired.
+"""
+from dataclasses import asdict
+
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from ..extract import repair_structure
+from ..grading import REPAIRS_KEY, earlier_repairs
+
+
+class RepairStructure(NbGraderPreprocessor):
+
+    def preprocess(self, nb, resources):
+        repairs = repair_structure(nb)
+        for repair in repairs:
+            self.log.warning("Repaired: %s", repair.text)
+        if repairs:
+            nb.metadata[REPAIRS_KEY] = [asdict(r) for r in earlier_repairs(nb) + repairs]
+        return nb, resources
