@@ -7,6 +7,19 @@ TORCH ?= torch==2.13.0
 VENV := .venv
 PY := $(VENV)/bin/python
 
+# The lesson server, one command for `make lesson` and its test (tests/browser/test_first_run.py runs
+# `make lesson` with another LESSON, a copy in a temporary folder, and LAB_ARGS for its port and token).
+LESSON ?= lessons/lesson20/lesson20.ipynb
+LAB_ARGS ?=
+# Jupyter will not start as root without --allow-root (CI and the course machines run as root).
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+# Lab is rooted at the lesson's folder, outside the nbgrader course root (the repository), where
+# formgrader would log an error; students have no use for it. Instructors grade from the grading
+# folder (README, "Grading a class"), where formgrader stays on.
+NO_FORMGRADER := --ServerApp.jpserver_extensions="{'nbgrader.server_extensions.formgrader': False}"
+# Extra pytest arguments for `make test`, e.g. PYTEST_ARGS='-m "not browser"'
+PYTEST_ARGS ?=
+
 .PHONY: setup lesson test release benchmarks clean
 
 setup: $(VENV)/.installed
@@ -20,10 +33,10 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 lesson: setup
-	$(VENV)/bin/jupyter lab lessons/lesson20/lesson20.ipynb
+	$(VENV)/bin/jupyter lab $(ALLOW_ROOT) $(NO_FORMGRADER) $(LAB_ARGS) $(LESSON)
 
 test: setup
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 release: setup
 	$(PY) -m autograder release

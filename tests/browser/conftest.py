@@ -21,9 +21,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.system_packages import CHROMIUM, chromium_present
+
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "browser"
-CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 ISOLATED_DIRS = ("JUPYTER_CONFIG_DIR", "JUPYTER_RUNTIME_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR")
@@ -34,7 +35,7 @@ SETTINGS = {"@jupyterlab/apputils-extension/notification": {"fetchNews": "false"
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     """Debian's Chromium, with the flags that work headless as root in a container."""
-    if not CHROMIUM.exists():
+    if not chromium_present():
         pytest.skip(f"{CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium) "
                     "to run the browser tests")
     return {**browser_type_launch_args, "executable_path": str(CHROMIUM), "args": CHROMIUM_ARGS}
@@ -62,13 +63,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class JupyterServer:
-    """One JupyterLab (app="lab") or Notebook 7 (app="notebook") server, private to a test."""
+def jupyter_command(app: str):
+    """The command of a plain test server: `command(port, token, root_dir)` -> argv."""
+    module = {"lab": "jupyterlab", "notebook": "notebook"}[app]
+    return lambda port, token, root_dir: [
+        sys.executable, "-m", module, "--no-browser", "--allow-root",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root_dir}"]
 
-    def __init__(self, app: str, root_dir: Path, cwd: Path, home: Path, log_path: Path):
+
+class JupyterServer:
+    """One JupyterLab (app="lab") or Notebook 7 (app="notebook") server, private to a test.
+
+    `command(port, token, root_dir)` starts it some other way (`make lesson`, a student's venv); the
+    server runs in a process group of its own, which `stop` ends, wrappers such as make included."""
+
+    def __init__(self, app: str, root_dir: Path, cwd: Path, home: Path, log_path: Path, command=None, env=None):
         self.root_dir, self.log_path = Path(root_dir), Path(log_path)
         self.port, self.token = free_port(), secrets.token_hex(16)
-        env = dict(os.environ)
+        env = dict(os.environ if env is None else env)
         for name in ISOLATED_DIRS:
             env[name] = str(home / name.lower())
             os.makedirs(env[name], exist_ok=True)
@@ -76,13 +89,11 @@ class JupyterServer:
             path = Path(env["JUPYTERLAB_SETTINGS_DIR"]) / f"{plugin}.jupyterlab-settings"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(values))
-        module = {"lab": "jupyterlab", "notebook": "notebook"}[app]
-        command = [sys.executable, "-m", module, "--no-browser", "--allow-root",
-                   "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
-                   f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root_dir}"]
+        argv = (command or jupyter_command(app))(self.port, self.token, self.root_dir)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.log_path, "w") as log:
-            self.process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
         self._wait_ready()
 
     def url(self, path: str = "") -> str:
@@ -106,27 +117,38 @@ class JupyterServer:
         raise RuntimeError(f"jupyter did not answer /api/status within {timeout:.0f} s:\n{self.log()[-3000:]}")
 
     def stop(self):
-        """SIGTERM by PID (the server shuts its kernels down), SIGKILL if it hangs."""
+        """SIGTERM to its process group (the server shuts its kernels down), SIGKILL if it hangs."""
+        group = self.process.pid
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            os.killpg(group, signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        while self._group_alive(group) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if self._group_alive(group):
+            os.killpg(group, signal.SIGKILL)
+        self.process.wait()
+
+    def _group_alive(self, group: int) -> bool:
+        self.process.poll()  # reap the leader, or its zombie would count
+        try:
+            os.killpg(group, 0)
+            return True
+        except ProcessLookupError:
+            return False
 
 
 @pytest.fixture
-def jupyter(page: Page, tmp_path: Path, request):
-    """Start a server: `jupyter("lab", notebooks={"lesson20.ipynb": source_path})`.
+def jupyter_server(tmp_path: Path, request):
+    """Start a server: `jupyter_server("lab", notebooks={"lesson20.ipynb": source_path})`; no browser needed.
 
     The notebooks are copied into a fresh root (running a notebook changes it, and Lab autosaves).
     `root_dir` and `cwd` serve an existing folder instead (the instructor's grading output).
-    Depends on `page` so that a missing browser skips the test before any server starts.
+    `command` and `env` start it another way (see JupyterServer). Servers stop at teardown.
     """
     servers = []
 
-    def start(app: str = "lab", notebooks: dict = None, root_dir: Path = None, cwd: Path = None) -> JupyterServer:
+    def start(app: str = "lab", notebooks: dict = None, root_dir: Path = None, cwd: Path = None,
+              command=None, env: dict = None) -> JupyterServer:
         if root_dir is None:
             root_dir = tmp_path / f"root{len(servers)}"
             root_dir.mkdir()
@@ -134,17 +156,24 @@ def jupyter(page: Page, tmp_path: Path, request):
                 shutil.copyfile(source, root_dir / name)
         home = tmp_path / f"jupyter-home{len(servers)}"
         log = ARTIFACTS / f"{request.node.originalname}.server{len(servers)}.log"
-        server = JupyterServer(app, root_dir, cwd or root_dir, home, log)
+        server = JupyterServer(app, root_dir, cwd or root_dir, home, log, command=command, env=env)
         servers.append(server)
         return server
 
     yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def jupyter(page: Page, jupyter_server, request):
+    """`jupyter_server` for a browser test: it saves a screenshot of the page before the servers stop.
+
+    Depends on `page` so that a missing browser skips the test before any server starts.
+    """
+    yield jupyter_server
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    try:
-        page.screenshot(path=str(ARTIFACTS / f"{request.node.originalname}.png"))
-    finally:
-        for server in servers:
-            server.stop()
+    page.screenshot(path=str(ARTIFACTS / f"{request.node.originalname}.png"))
 
 
 class NotebookUI:
