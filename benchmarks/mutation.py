@@ -338,3 +338,16 @@ def counts(config: Config = CPU) -> dict:
 
 def as_dict(mutant: Mutant) -> dict:
     return {k: v for k, v in asdict(mutant).items() if k != "code"}
+
+
+def rewrite(code: str, regions: list, item: str, old: str, new: str) -> str:
+    """`code` with the one line of `item`'s solution that reads `old` (indent and comment aside) replaced
+    by `new` (lines separated by "\\n", indented like it): a hand-written mistake, for the tests."""
+    lines = code.split("\n")
+    found = [n for r in regions if r.item == item for n in range(r.first - 1, r.last) if _code(lines[n]) == old]
+    if len(found) != 1:
+        raise ValueError(f"{item}: {len(found)} lines read {old!r}")
+    n = found[0]
+    indent = lines[n][:len(lines[n]) - len(lines[n].lstrip())]
+    lines[n] = "\n".join(indent + ln for ln in new.split("\n"))
+    return "\n".join(lines)
