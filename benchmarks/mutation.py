@@ -1,17 +1,21 @@
 """Mutation testing of the checks: mutate the reference, and see whether the checks notice.
 
 The reference lives in the instructor notebook, so it is first exported to a generated module (in a
-temporary folder). cosmic-ray's operators, through its own API, then make one mutant per operator and
-position inside each item's solution region. Each mutant is loaded into a namespace and graded as a
-student would be: the visible and hidden checks of every auto item that touches the mutated code,
-against the reference, in a forked process with a timeout. Killed: a check fails, or the mutant
-crashes or hangs. Survivors listed in benchmarks/mutation_equivalent.py are equivalent mutants, each
-with its reason, and do not count against the score.
+temporary folder). The operators of two maintained tools, cosmic-ray (operators, comparisons,
+numbers, booleans, loops) and mutmut (arguments, keywords, None for values, strings), make one
+mutant per operator and position inside each item's solution region, through each tool's own API.
+Each mutant is loaded into a namespace and graded as a student would be: the visible and hidden
+checks of every auto item that touches the mutated code, against the reference, in a forked process
+with a timeout. Killed: a check fails, or the mutant crashes or hangs. Survivors listed in
+benchmarks/mutation_equivalent.py are equivalent mutants, each with its reason, and are not scored.
 
-cosmic-ray's own runner is not used: it starts the test command afresh for every mutant (about 3 s of
-importing torch each) and rewrites the file on disk; one warm process forked per mutant costs a
-fraction of that, and the reference's answers, computed once before forking, are shared by all.
+Neither tool's runner is used. cosmic-ray's starts the test command afresh for every mutant (about
+3 s of importing torch each) and rewrites the file on disk; mutmut's only mutates inside functions
+(Q5_ANSWER would have none) and wants a package layout with its own test run. One warm process
+forked per mutant costs a fraction of that, and the reference's answers, computed once before
+forking, serve every mutant.
 """
+import contextlib
 import difflib
 import json
 import os
@@ -19,7 +23,7 @@ import select
 import signal
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -36,7 +40,8 @@ TARGET_SCORE = 0.95
 @dataclass
 class Config:
     items: tuple = ()       # item ids whose solution regions are mutated (default: every auto item)
-    operators: str = ""     # only cosmic-ray operators whose name contains this ("" for all)
+    tools: tuple = ("cosmic-ray", "mutmut")  # whose mutation operators to use
+    operators: str = ""     # only operators whose name contains this ("" for all; mutmut's are all "mutmut")
     limit: int = 0          # at most this many mutants per item, spread evenly over its list (0: all)
     timeout: float = 0.0    # seconds per mutant; 0: ten times the unmutated run, at least 30
 
@@ -103,19 +108,46 @@ def export_reference(path: Path, root: Path = ROOT) -> list:
     return regions
 
 
-# ---- mutants: cosmic-ray's operators ----
+# ---- mutants: the tools' operators ----
 
 def make_mutants(path: Path, regions: list, config: Config = CPU) -> list:
-    """One mutant per cosmic-ray operator and position that lies inside a solution region."""
+    """One mutant per operator and position inside a solution region, from each tool in config.tools.
+
+    A mutant both tools make (the same code) is judged once, under the first tool's name.
+    """
+    code = Path(path).read_text()
+    source_lines = code.split("\n")
+    wanted = set(config.items)
+    mutants, seen = [], set()
+    for tool in config.tools:
+        for operator, occurrence, mutated in TOOLS[tool](Path(path), code, config):
+            if mutated is None or mutated == code or mutated in seen:
+                continue
+            line, before, after = _changed_lines(source_lines, mutated.split("\n"))
+            region = next((r for r in regions if r.first <= line <= r.last), None)
+            if region is None or (wanted and region.item not in wanted):
+                continue
+            seen.add(mutated)
+            mutants.append(Mutant(region.item, operator, occurrence, line, before, after, mutated))
+    mutants.sort(key=lambda m: (m.line, m.operator, m.occurrence))
+    counted = {}
+    for m in mutants:  # the same edit of the same text twice in one item: number the second
+        counted[m.key] = counted.get(m.key, 0) + 1
+        if counted[m.key] > 1:
+            m.mutated += f" ({counted[m.key]})"
+    if config.limit:
+        mutants = [m for item in dict.fromkeys(m.item for m in mutants)
+                   for m in _spread([m for m in mutants if m.item == item], config.limit)]
+    return mutants
+
+
+def cosmic_ray_mutants(path: Path, code: str, config: Config):
+    """(operator, occurrence, mutated code) for every cosmic-ray operator and position in the module."""
     import cosmic_ray.plugins
     from cosmic_ray.ast import ast_nodes, get_ast_from_path
     from cosmic_ray.mutating import mutate_code
 
-    code = Path(path).read_text()
-    source_lines = code.split("\n")
-    tree = get_ast_from_path(Path(path))
-    wanted = set(config.items)
-    mutants = []
+    tree = get_ast_from_path(path)
     for name in cosmic_ray.plugins.operator_names():
         operator_class = cosmic_ray.plugins.get_operator(name)
         if operator_class.arguments() or config.operators not in name:
@@ -123,34 +155,46 @@ def make_mutants(path: Path, regions: list, config: Config = CPU) -> list:
         operator = operator_class()
         # the same enumeration as `cosmic-ray init`: occurrence i is the i-th position in this walk
         positions = [start for node in ast_nodes(tree) for start, _ in operator.mutation_positions(node)]
-        for occurrence, (line, _) in enumerate(positions):
-            region = next((r for r in regions if r.first <= line <= r.last), None)
-            if region is None or (wanted and region.item not in wanted):
-                continue
-            mutated = mutate_code(code, operator, occurrence)
-            if mutated is None or mutated == code:
-                continue
-            before, after = _changed_lines(source_lines, mutated.split("\n"))
-            mutants.append(Mutant(region.item, name, occurrence, line, before, after, mutated))
-    mutants.sort(key=lambda m: (m.line, m.operator, m.occurrence))
-    seen = {}
-    for m in mutants:  # the same edit of the same text twice in one item: number the second
-        seen[m.key] = seen.get(m.key, 0) + 1
-        if seen[m.key] > 1:
-            m.mutated += f" ({seen[m.key]})"
-    if config.limit:
-        mutants = [m for item in dict.fromkeys(m.item for m in mutants)
-                   for m in _spread([m for m in mutants if m.item == item], config.limit)]
-    return mutants
+        for occurrence in range(len(positions)):
+            yield name, occurrence, mutate_code(code, operator, occurrence)
+
+
+def mutmut_mutants(path: Path, code: str, config: Config):
+    """(operator, index, mutated code) for every mutation mutmut's visitor proposes in the module.
+
+    mutmut's own runner only mutates inside functions (its trampolines); its visitor proposes
+    mutations for module-level code too (Q5_ANSWER = "b"), and each becomes a whole mutated module here.
+    """
+    from mutmut import configuration
+    from mutmut.mutation.file_mutation import create_mutations, deep_replace
+    from mutmut.utils.file_utils import change_cwd
+
+    if config.operators and config.operators not in "mutmut":
+        return
+    # mutmut reads its settings from the working folder: point it at the generated module alone
+    (path.parent / "setup.cfg").write_text(f"[mutmut]\nsource_paths={path.name}\n")
+    configuration.reset_config()
+    try:
+        with change_cwd(path.parent):
+            module, mutations, _, _ = create_mutations(path.name, code)
+    finally:
+        configuration.reset_config()
+    for index, mutation in enumerate(mutations):
+        yield "mutmut", index, deep_replace(module, mutation.original_node, mutation.mutated_node).code
+
+
+TOOLS = {"cosmic-ray": cosmic_ray_mutants, "mutmut": mutmut_mutants}
 
 
 def _changed_lines(before: list, after: list) -> tuple:
-    old, new = [], []
+    """(first changed line, 1-based; the changed lines before; after), without indents or comments."""
+    first, old, new = 0, [], []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes():
         if tag != "equal":
+            first = first or i1 + 1
             old += [_code(ln) for ln in before[i1:i2]]
             new += [_code(ln) for ln in after[j1:j2]]
-    return " / ".join(old), " / ".join(new)
+    return first, " / ".join(old), " / ".join(new)
 
 
 def _code(line: str) -> str:
@@ -256,41 +300,53 @@ def equivalent() -> dict:
     return EQUIVALENT
 
 
+@contextlib.contextmanager
+def one_thread():
+    """torch on one thread while forking: a child that inherits a busy OpenMP pool can hang."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 def run(config: Config, device: torch.device = None) -> dict:
     from .common import reference
-    torch.set_num_threads(1)  # forked children and OpenMP threads do not mix; 2 cores are shared anyway
     with tempfile.TemporaryDirectory(prefix="lesson20-mutation-") as tmp:
         path = Path(tmp) / "lesson20_reference.py"
         regions = export_reference(path)
         mutants = make_mutants(path, regions, config)
         code = path.read_text()
+    items = [i for i in dict.fromkeys(r.item for r in regions) if not config.items or i in config.items]
     reference_ns = reference()
-    start = time.perf_counter()
-    unmutated = failed_checks(load(code, "__exported__"), reference_ns, list(dict.fromkeys(r.item for r in regions)))
-    baseline = time.perf_counter() - start  # also fills the reference's answers, shared by every fork
-    broken = {i: f for i, f in unmutated.items() if f}
-    if broken:
-        raise SystemExit(f"the exported reference fails its own checks: {broken}")
-    touches = touching_items(code, regions, reference_ns)
-    timeout = config.timeout or max(30.0, 10 * baseline)
-    reasons = equivalent()
-    verdicts = []
-    for n, mutant in enumerate(mutants, 1):
-        verdict = judge(mutant, reference_ns, touches[mutant.item], timeout)
-        if verdict["status"] == "survived" and mutant.key in reasons:
-            verdict["status"] = "equivalent"
-            verdict["why"] = reasons[mutant.key]
-        verdicts.append({"item": mutant.item, "line": mutant.line, "operator": mutant.operator,
-                         "occurrence": mutant.occurrence, "original": mutant.original,
-                         "mutated": mutant.mutated, "key": mutant.key, **verdict})
-        if verdict["status"] == "survived":
-            print(f"  survived [{n}/{len(mutants)}] {mutant.key}", flush=True)
-    return summarise(verdicts, touches, timeout, baseline)
+    with one_thread():
+        start = time.perf_counter()
+        unmutated = failed_checks(load(code, "__exported__"), reference_ns, items)
+        baseline = time.perf_counter() - start  # it also computes the reference's answers, shared by every fork
+        broken = {i: f for i, f in unmutated.items() if f}
+        if broken:
+            raise SystemExit(f"the exported reference fails its own checks: {broken}")
+        touches = touching_items(code, regions, reference_ns)
+        timeout = config.timeout or max(30.0, 10 * baseline)
+        reasons = equivalent()
+        verdicts = []
+        for n, mutant in enumerate(mutants, 1):
+            verdict = judge(mutant, reference_ns, touches[mutant.item], timeout)
+            if verdict["status"] == "survived" and mutant.key in reasons:
+                verdict["status"] = "equivalent"
+                verdict["why"] = reasons[mutant.key]
+            verdicts.append({"item": mutant.item, "line": mutant.line, "operator": mutant.operator,
+                             "occurrence": mutant.occurrence, "original": mutant.original,
+                             "mutated": mutant.mutated, "key": mutant.key, **verdict})
+            if verdict["status"] == "survived":
+                print(f"  survived [{n}/{len(mutants)}] {mutant.key}", flush=True)
+    return summarise(verdicts, items, touches, timeout, baseline)
 
 
-def summarise(verdicts: list, touches: dict, timeout: float, baseline: float) -> dict:
+def summarise(verdicts: list, items: list, touches: dict, timeout: float, baseline: float) -> dict:
     rows = []
-    for item in dict.fromkeys(v["item"] for v in verdicts):
+    for item in items:
         mine = [v for v in verdicts if v["item"] == item]
         counts = {s: sum(v["status"] == s for v in mine) for s in ("killed", "timeout", "crashed", "survived",
                                                                     "equivalent")}
@@ -298,7 +354,7 @@ def summarise(verdicts: list, touches: dict, timeout: float, baseline: float) ->
         judged = len(mine) - counts["equivalent"]
         rows.append({"item": item, "mutants": len(mine), "killed": killed, "timeout": counts["timeout"],
                      "crashed": counts["crashed"], "survived": counts["survived"],
-                     "equivalent": counts["equivalent"], "score": killed / judged if judged else 1.0,
+                     "equivalent": counts["equivalent"], "score": killed / judged if judged else None,
                      "checked_with": touches[item]})
     survivors = [{k: v[k] for k in ("key", "operator", "line")} for v in verdicts if v["status"] == "survived"]
     judged = sum(r["mutants"] - r["equivalent"] for r in rows)
@@ -307,7 +363,8 @@ def summarise(verdicts: list, touches: dict, timeout: float, baseline: float) ->
             "summary": {"mutants": sum(r["mutants"] for r in rows), "killed": killed,
                         "equivalent": sum(r["equivalent"] for r in rows), "survived": len(survivors),
                         "score": killed / judged if judged else 1.0, "target": TARGET_SCORE,
-                        "every_item_on_target": all(r["score"] >= TARGET_SCORE for r in rows),
+                        "every_item_on_target": all(r["score"] is None or r["score"] >= TARGET_SCORE for r in rows),
+                        "items_without_mutants": [r["item"] for r in rows if not r["mutants"]],
                         "timeout_seconds": timeout, "unmutated_seconds": round(baseline, 1)}}
 
 
@@ -322,22 +379,13 @@ def table(result: dict) -> str:
     text += (f"\nall items: {s['killed']} of {s['mutants'] - s['equivalent']} non-equivalent mutants killed "
              f"({s['score']:.1%}; target {s['target']:.0%} in every item: "
              f"{'met' if s['every_item_on_target'] else 'NOT met'})")
+    if s["items_without_mutants"]:
+        text += (f"\nno mutants (cosmic-ray has no operator for what their solutions hold, a string literal, say): "
+                 f"{', '.join(s['items_without_mutants'])}")
     if result["survivors"]:
         text += "\nsurvivors (not listed as equivalent in benchmarks/mutation_equivalent.py):\n"
         text += "\n".join(f"  {m['key']}   [{m['operator']}]" for m in result["survivors"])
     return text
-
-
-def counts(config: Config = CPU) -> dict:
-    """{item: number of mutants}: what a full run would judge (cheap: no checks run)."""
-    with tempfile.TemporaryDirectory(prefix="lesson20-mutation-") as tmp:
-        path = Path(tmp) / "lesson20_reference.py"
-        mutants = make_mutants(path, export_reference(path), config)
-    return {item: sum(m.item == item for m in mutants) for item in dict.fromkeys(m.item for m in mutants)}
-
-
-def as_dict(mutant: Mutant) -> dict:
-    return {k: v for k, v in asdict(mutant).items() if k != "code"}
 
 
 def rewrite(code: str, regions: list, item: str, old: str, new: str) -> str:
