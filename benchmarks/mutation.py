@@ -120,7 +120,8 @@ def make_mutants(path: Path, regions: list, config: Config = CPU) -> list:
     wanted = set(config.items)
     mutants, seen = [], set()
     for tool in config.tools:
-        for operator, occurrence, mutated in TOOLS[tool](Path(path), code, config):
+        lines = {n for r in regions if not wanted or r.item in wanted for n in range(r.first, r.last + 1)}
+        for operator, occurrence, mutated in TOOLS[tool](Path(path), code, lines, config):
             if mutated is None or mutated == code or mutated in seen:
                 continue
             line, before, after = _changed_lines(source_lines, mutated.split("\n"))
@@ -141,8 +142,8 @@ def make_mutants(path: Path, regions: list, config: Config = CPU) -> list:
     return mutants
 
 
-def cosmic_ray_mutants(path: Path, code: str, config: Config):
-    """(operator, occurrence, mutated code) for every cosmic-ray operator and position in the module."""
+def cosmic_ray_mutants(path: Path, code: str, lines: set, config: Config):
+    """(operator, occurrence, mutated code) for every cosmic-ray operator and position on `lines`."""
     import cosmic_ray.plugins
     from cosmic_ray.ast import ast_nodes, get_ast_from_path
     from cosmic_ray.mutating import mutate_code
@@ -155,12 +156,13 @@ def cosmic_ray_mutants(path: Path, code: str, config: Config):
         operator = operator_class()
         # the same enumeration as `cosmic-ray init`: occurrence i is the i-th position in this walk
         positions = [start for node in ast_nodes(tree) for start, _ in operator.mutation_positions(node)]
-        for occurrence in range(len(positions)):
-            yield name, occurrence, mutate_code(code, operator, occurrence)
+        for occurrence, (line, _) in enumerate(positions):
+            if line in lines:
+                yield name, occurrence, mutate_code(code, operator, occurrence)
 
 
-def mutmut_mutants(path: Path, code: str, config: Config):
-    """(operator, index, mutated code) for every mutation mutmut's visitor proposes in the module.
+def mutmut_mutants(path: Path, code: str, lines: set, config: Config):
+    """(operator, index, mutated code) for every mutation mutmut's visitor proposes on `lines`.
 
     mutmut's own runner only mutates inside functions (its trampolines); its visitor proposes
     mutations for module-level code too (Q5_ANSWER = "b"), and each becomes a whole mutated module here.
@@ -176,7 +178,8 @@ def mutmut_mutants(path: Path, code: str, config: Config):
     configuration.reset_config()
     try:
         with change_cwd(path.parent):
-            module, mutations, _, _ = create_mutations(path.name, code)
+            # covered_lines: mutmut's own way to mutate only some lines (it feeds it from coverage)
+            module, mutations, _, _ = create_mutations(path.name, code, covered_lines=lines)
     finally:
         configuration.reset_config()
     for index, mutation in enumerate(mutations):
@@ -327,7 +330,7 @@ def run(config: Config, device: torch.device = None) -> dict:
         broken = {i: f for i, f in unmutated.items() if f}
         if broken:
             raise SystemExit(f"the exported reference fails its own checks: {broken}")
-        touches = touching_items(code, regions, reference_ns)
+        touches = touching_items(code, [r for r in regions if r.item in items], reference_ns)
         timeout = config.timeout or max(30.0, 10 * baseline)
         reasons = equivalent()
         verdicts = []
