@@ -360,16 +360,21 @@ def summarise(verdicts: list, items: list, touches: dict, timeout: float, baseli
                      "crashed": counts["crashed"], "survived": counts["survived"],
                      "equivalent": counts["equivalent"], "score": killed / judged if judged else None,
                      "checked_with": touches[item]})
-    survivors = [{k: v[k] for k in ("key", "operator", "line")} for v in verdicts if v["status"] == "survived"]
+    def listed(status, *keys):
+        return [{k: v[k] for k in ("key", "operator", "line", *keys)} for v in verdicts if v["status"] == status]
+
+    survivors = listed("survived")
     judged = sum(r["mutants"] - r["equivalent"] for r in rows)
     killed = sum(r["killed"] for r in rows)
-    return {"rows": rows, "survivors": survivors, "mutants": verdicts,
+    # killed mutants are only counted: the ones worth reading are those the checks did not kill
+    return {"rows": rows, "survivors": survivors, "equivalent": listed("equivalent", "why"),
+            "timeouts": listed("timeout"), "crashed": listed("crashed", "failed"),
             "summary": {"mutants": sum(r["mutants"] for r in rows), "killed": killed,
                         "equivalent": sum(r["equivalent"] for r in rows), "survived": len(survivors),
                         "score": killed / judged if judged else 1.0, "target": TARGET_SCORE,
                         "every_item_on_target": all(r["score"] is None or r["score"] >= TARGET_SCORE for r in rows),
                         "items_without_mutants": [r["item"] for r in rows if not r["mutants"]],
-                        "timeout_seconds": timeout, "unmutated_seconds": round(baseline, 1)}}
+                        "timeout_seconds": round(timeout, 1), "unmutated_seconds": round(baseline, 1)}}
 
 
 def table(result: dict) -> str:
