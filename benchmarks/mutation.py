@@ -119,9 +119,9 @@ def make_mutants(path: Path, regions: list, config: Config = CPU) -> list:
     code = Path(path).read_text()
     source_lines = code.split("\n")
     wanted = set(config.items)
+    lines = {n for r in regions if not wanted or r.item in wanted for n in range(r.first, r.last + 1)}
     mutants, seen = [], set()
     for tool in config.tools:
-        lines = {n for r in regions if not wanted or r.item in wanted for n in range(r.first, r.last + 1)}
         for operator, occurrence, mutated in TOOLS[tool](Path(path), code, lines, config):
             if mutated is None or mutated == code or mutated in seen:
                 continue
