@@ -7,7 +7,7 @@ from pathlib import Path
 
 import torch
 
-from . import BENCHMARKS, GPU_BENCHMARKS
+from . import BENCHMARKS, DEFAULT_BENCHMARKS, GPU_BENCHMARKS
 from .common import RESULTS, override, write_result
 
 
@@ -28,9 +28,9 @@ def run_one(name: str, device: torch.device, quick: bool = False, options=(), re
     return result
 
 
-def main(argv=None, default_device: str = "cpu", default_names=tuple(BENCHMARKS)) -> int:
+def main(argv=None, default_device: str = "cpu", default_names=DEFAULT_BENCHMARKS) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
-    parser.add_argument("names", nargs="*", metavar="NAME", help=f"any of {', '.join(BENCHMARKS)} (default: all)")
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"any of {', '.join(BENCHMARKS)} (default: {', '.join(default_names)})")
     parser.add_argument("--device", default=default_device, choices=["cpu", "cuda"])
     parser.add_argument("--quick", action="store_true", help="toy sizes: proves the scripts run, figures mean nothing")
     parser.add_argument("-o", "--option", action="append", default=[], metavar="KEY=VALUE",

@@ -144,3 +144,14 @@ def test_micro_batch_limit_and_parameters_kept(student):
     assert all(got["same_objects"]) and set(got["model_dtypes"]) == {"float16"}, (
         "after two steps the model's parameters were replaced or changed dtype "
         f"({got['model_dtypes']}); copy the masters into the existing fp16 parameters.")
+
+
+def test_masters_keep_updates_too_small_for_fp16(student, reference):
+    """Updates smaller than fp16 can hold add up in the fp32 masters, call after call"""
+    # lr 1e-4: most weights move by less than half an fp16 step per call, so the fp16 model barely
+    # changes while the masters must add every update up; masters rebuilt from the model lose them
+    got, want, start = run_both(student, reference, optimizer={"name": "sgd", "lr": 1e-4}, steps=4, seed=40)
+    assert_like_reference(got, want, start, "mixed_precision_train_step(sgd lr=1e-4), 4 calls",
+                          "Each update here is smaller than fp16 can show, so only the fp32 masters keep it. "
+                          "Hint: the masters are the true weights: never copy the fp16 model into them during a "
+                          "step (for example at its start); copy only masters -> model, after optimizer.step().")
