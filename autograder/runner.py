@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from . import rubric
 from .checks import probes
 from .checks.expect import CheckFailure
 from .items import Item, get_item
@@ -30,6 +31,7 @@ class Outcome:
     message: str = ""
     hidden: bool = False
     reason: str = ""  # CheckFailure.reason, when the failure was about the code's state, not its logic
+    check: str = ""   # the check function it came from (parametrised cases share it); see rubric.py
 
 
 @dataclass
@@ -41,12 +43,14 @@ class ItemResult:
     def passed(self) -> int:
         return sum(o.passed for o in self.outcomes)
 
+    def behaviours(self) -> list:
+        """Per behaviour of the item's rubric: points, earned, checks passed of total, failing checks."""
+        return rubric.judge(self.item, self.outcomes)
+
     @property
     def score(self) -> float:
-        """Points times the share of checks that pass."""
-        if not self.outcomes:
-            return 0.0
-        return round(self.item.points * self.passed / len(self.outcomes), 4)
+        """The points of the rubric's behaviours whose checks all pass (see rubric.py)."""
+        return rubric.score(self.item, self.behaviours())
 
 
 def _short(obs: dict) -> dict:
@@ -160,7 +164,8 @@ class _Collector:
             hidden = HIDDEN_DIR in Path(str(item.path)).parents
             reason = getattr(call.excinfo.value, "reason", "") if call.excinfo else ""
             self.outcomes.append((_item_id(item), Outcome(_title(item), report.passed,
-                                                          _student_message(call.excinfo), hidden, reason)))
+                                                          _student_message(call.excinfo), hidden, reason,
+                                                          item.originalname)))
 
 
 def _item_id(item: pytest.Item) -> str:
