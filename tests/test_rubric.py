@@ -21,7 +21,7 @@ from autograder.report import item_html, item_text
 from autograder.runner import CHECKS_DIR, HIDDEN_DIR, ItemResult, LocalStudent, Outcome, Reference, run_checks
 from tests.helpers import ROOT
 from tests.submissions import VARIANTS, Replace, Variant, apply_edit, make_submission, names
-from tests.submissions.buggy import STEP_PARTS, STEP_TEMPLATE
+from tests.submissions.buggy import STATIC_USERS, STEP, STEP_PARTS, STEP_TEMPLATE
 
 
 # ---- the table ----
@@ -233,10 +233,19 @@ CENTRAL_MISSES = {  # variant: the exercise's central behaviour it misses
 }
 # Changes torch's process-wide default dtype: only the sandbox keeps that from the checks (test_submissions).
 IN_PROCESS_EXCLUDED = {"alt_changes_torch_defaults"}
+USERS = {"static_loss_scaler": STATIC_USERS, "dynamic_loss_scaler": STEP, "master_weights": STEP}
 
 
 def variant(name) -> Variant:
     return EXTRA.get(name) or VARIANTS[name]
+
+
+def items_touched(v: Variant) -> list:
+    """The items whose code a correct variant rewrites, and the items that call that code; every item
+    when it adds code of its own (which could shadow anything)."""
+    if v.kind == "reference" or not all(isinstance(e, Replace) for e in v.edits):
+        return [i.id for i in AUTO_ITEMS]
+    return sorted({e.item for e in v.edits} | {u for e in v.edits for u in USERS.get(e.item, ())})
 
 
 def load(name) -> dict:
@@ -257,7 +266,7 @@ def grade():
     def scores(name) -> dict:
         if name not in graded:
             v = variant(name)
-            item_ids = sorted(v.may_lose) if v.kind == "buggy" else [i.id for i in AUTO_ITEMS]
+            item_ids = sorted(v.may_lose) if v.kind == "buggy" else items_touched(v)
             dtype = torch.get_default_dtype()
             try:
                 results = run_checks(item_ids, LocalStudent(load(name)), reference, include_hidden=True)
@@ -286,4 +295,5 @@ def test_every_real_mistake_loses_something(grade, name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["reference"] + [n for n in names("alternative") if n not in IN_PROCESS_EXCLUDED])
 def test_a_correct_answer_keeps_everything(grade, name):
-    assert grade(name) == {i.id: i.points for i in AUTO_ITEMS}
+    scores = grade(name)
+    assert scores == {i: get_item(i).points for i in scores}
