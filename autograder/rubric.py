@@ -125,26 +125,27 @@ def check_map(item_id: str, hidden: bool) -> dict:
 def judge(item, outcomes) -> list:
     """Per behaviour of `item`, as plain data: its points, what it earned, and its failing checks.
 
-    A behaviour no check ran on (hidden checks are not run in the notebook) earns None. An
-    outcome that belongs to no behaviour (the whole submission failed) counts against them all.
+    A behaviour no check ran on (the notebook runs no hidden check) earns None. A failing outcome
+    that belongs to no check (the grader's "your code ran", when the submission could not start)
+    counts against every behaviour.
     """
-    mapped = {b.id: [] for b in behaviours(item.id)}
-    orphans = []
-    maps = {}
+    maps = {hidden: check_map(item.id, hidden) for hidden in {False} | {o.hidden for o in outcomes}}
+    mine = {b.id: [] for b in behaviours(item.id)}
+    against_all = []
     for o in outcomes:
-        if o.hidden not in maps:
-            maps[o.hidden] = check_map(item.id, o.hidden)
-        behaviour = maps[o.hidden].get(getattr(o, "check", ""))
-        (mapped[behaviour] if behaviour else orphans).append(o)
-    failed_orphans = [o for o in orphans if not o.passed]
+        behaviour = maps[o.hidden].get(o.check)
+        if behaviour:
+            mine[behaviour].append(o)
+        elif not o.passed:
+            against_all.append(o)
     results = []
     for b in behaviours(item.id):
-        mine = mapped[b.id] + failed_orphans
-        failing = [o for o in mine if not o.passed]
+        ran = mine[b.id] + against_all
+        failing = [o for o in ran if not o.passed]
         results.append({
             "id": b.id, "description": b.text, "points": b.points, "central": b.central,
-            "earned": None if not mine else (0.0 if failing else float(b.points)),
-            "passed": len(mine) - len(failing), "total": len(mine),
+            "earned": None if not ran else 0.0 if failing else float(b.points),
+            "passed": len(ran) - len(failing), "total": len(ran),
             "failures": [{"name": o.name, "message": o.message, "hidden": o.hidden, "reason": o.reason}
                          for o in failing],
         })
