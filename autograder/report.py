@@ -12,7 +12,7 @@ def _summary(result) -> str:
 NOT_IMPLEMENTED = ("Not implemented yet: your code (or code it uses from an earlier exercise) still raises "
                    "NotImplementedError. Replace each "
                    "`raise NotImplementedError(...)` line with your code, run that cell, then run this check again.")
-UNCHECKED = "hidden checks only: checked when your notebook is graded"
+UNCHECKED = "checked only when your notebook is graded"
 CAPPED = "A central behaviour fails, so this item keeps at most half its points."
 
 

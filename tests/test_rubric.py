@@ -193,7 +193,7 @@ def test_report_keeps_one_line_for_code_not_written_yet():
 
 def test_report_in_the_notebook_says_which_behaviours_the_grader_checks():
     text = item_text(result("mixed_precision_train_step", hidden=False))
-    assert "–/0.4" in text and "checked when your notebook is graded" in text
+    assert "–/0.4" in text and "checked only when your notebook is graded" in text
 
 
 # ---- the principle, on real submissions ----
