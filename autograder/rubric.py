@@ -100,8 +100,8 @@ RUBRIC = {
         Behaviour("integer_inputs", "Integer inputs (token ids) are not cast to fp16", 0.2),
     ),
     "q5_answer": (
-        Behaviour("right_letter", "Q5_ANSWER is the right letter, one of a, b, c, d", 1.0,
-                  ("test_answer_is_a_letter",)),
+        Behaviour("a_letter", "Q5_ANSWER is one letter: a, b, c or d", 0.1, ("test_answer_is_a_letter",)),
+        Behaviour("right_letter", "Q5_ANSWER is the right letter", 0.9),
     ),
 }
 
