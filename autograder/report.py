@@ -2,6 +2,8 @@
 behaviour with its points, and under a failing behaviour what its failing checks said."""
 import html
 
+from .rubric import capped
+
 
 def _summary(result) -> str:
     total = len(result.outcomes)
@@ -45,10 +47,6 @@ def _rows(result):
         yield ("✓" if b["earned"] else "✗"), f"{b['earned']:g}/{b['points']:g}", text, failures
 
 
-def _capped(result) -> bool:
-    return any(b["central"] and b["earned"] == 0 for b in result.behaviours())
-
-
 def item_text(result) -> str:
     lines = [_summary(result)]
     if not result.outcomes:
@@ -60,7 +58,7 @@ def item_text(result) -> str:
         lines.append(f"  {mark} {points:<9} {text}")
         for title, message in failures:
             lines += [f"        FAIL  {title}", f"              {message}"]
-    if _capped(result):
+    if capped(result.behaviours()):
         lines.append("  " + CAPPED)
     return "\n".join(lines)
 
@@ -82,8 +80,8 @@ def item_html(result) -> str:
             detail = f"<ul style='margin:0.2em 0;padding-left:1.5em'>{checks}</ul>" if checks else ""
             rows.append(f"<li style='list-style:none'>{html.escape(sign)} <b>{html.escape(points)}</b> "
                         f"{html.escape(text)}{detail}</li>")
-        capped = f"<div>{html.escape(CAPPED)}</div>" if _capped(result) else ""
-        body = f"<ul style='margin:0.3em 0;padding-left:0.5em'>{''.join(rows)}</ul>{capped}"
+        cap = f"<div>{html.escape(CAPPED)}</div>" if capped(result.behaviours()) else ""
+        body = f"<ul style='margin:0.3em 0;padding-left:0.5em'>{''.join(rows)}</ul>{cap}"
     status = "pass" if ok else "fail"
     return (f"<div class='lesson20-check lesson20-check-{status}' "
             f"style='border-left:4px solid {colour};padding:0.4em 0.8em'>{head}{body}</div>")

@@ -160,6 +160,11 @@ def score(item, judged: list) -> float:
     if not possible:
         return 0.0
     earned = item.points * sum(b["earned"] for b in checked) / possible
-    if any(b["central"] and b["earned"] == 0 for b in checked):
+    if capped(judged):
         earned = min(earned, item.points / 2)
     return round(earned, 4)
+
+
+def capped(judged: list) -> bool:
+    """Whether a central behaviour failed, which leaves the item at most half its points."""
+    return any(b["central"] and b["earned"] == 0 for b in judged)
