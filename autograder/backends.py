@@ -92,9 +92,15 @@ class Reference(LocalStudent):
     """The instructor's reference: a failure here is a bug in the course, not the student's.
 
     Its answers depend only on the probe and its spec, so they are kept for the next submission.
+    It comes with the hidden checks' rubric map, {item: {check function: behaviour id}}, which,
+    like the hidden checks, only the instructor's side has.
     """
 
     _memo = {}
+
+    def __init__(self, namespace: dict, rubric: dict = None):
+        super().__init__(namespace)
+        self.rubric = rubric or {}
 
     def run(self, probe: str, **spec) -> dict:
         buffer = io.BytesIO()

@@ -1,5 +1,8 @@
-"""Student-facing reports of check outcomes, as plain text and as HTML."""
+"""Student-facing reports of check outcomes, as plain text and as HTML: the item's rubric, each
+behaviour with its points, and under a failing behaviour what its failing checks said."""
 import html
+
+from .rubric import capped
 
 
 def _summary(result) -> str:
@@ -11,6 +14,8 @@ def _summary(result) -> str:
 NOT_IMPLEMENTED = ("Not implemented yet: your code (or code it uses from an earlier exercise) still raises "
                    "NotImplementedError. Replace each "
                    "`raise NotImplementedError(...)` line with your code, run that cell, then run this check again.")
+UNCHECKED = "checked only when your notebook is graded"
+CAPPED = "A central behaviour fails, so this item keeps at most half its points."
 
 
 def _single_reason(result):
@@ -26,6 +31,22 @@ def _single_reason(result):
     return None
 
 
+def _rows(result):
+    """(mark, points, text, failing checks as (title, message or "same problem as above")) per behaviour."""
+    previous = None
+    for b in result.behaviours():
+        text = b["description"] + (" (central)" if b["central"] else "")
+        if b["earned"] is None:
+            yield "·", f"–/{b['points']:g}", f"{text} ({UNCHECKED})", []
+            continue
+        failures = []
+        for f in b["failures"]:
+            title = f["name"] + (" (hidden check)" if f["hidden"] else "")
+            failures.append((title, "same problem as above" if f["message"] == previous else f["message"]))
+            previous = f["message"]
+        yield ("✓" if b["earned"] else "✗"), f"{b['earned']:g}/{b['points']:g}", text, failures
+
+
 def item_text(result) -> str:
     lines = [_summary(result)]
     if not result.outcomes:
@@ -33,13 +54,12 @@ def item_text(result) -> str:
     reason = _single_reason(result)
     if reason:
         return lines[0] + "\n  " + reason
-    previous = None
-    for o in result.outcomes:
-        tag = "PASS" if o.passed else "FAIL"
-        lines.append(f"  {tag}  {o.name}{' (hidden check)' if o.hidden else ''}")
-        if not o.passed:
-            lines.append("        " + ("same problem as above" if o.message == previous else o.message))
-            previous = o.message
+    for mark, points, text, failures in _rows(result):
+        lines.append(f"  {mark} {points:<9} {text}")
+        for title, message in failures:
+            lines += [f"        FAIL  {title}", f"              {message}"]
+    if capped(result.behaviours()):
+        lines.append("  " + CAPPED)
     return "\n".join(lines)
 
 
@@ -53,11 +73,15 @@ def item_html(result) -> str:
         body = f"<div>{html.escape(reason)}</div>"
     else:
         rows = []
-        for o in result.outcomes:
-            sign = "&#10003;" if o.passed else "&#10007;"
-            detail = "" if o.passed else f"<div style='margin-left:1.5em'>{html.escape(o.message)}</div>"
-            rows.append(f"<li style='list-style:none'>{sign} {html.escape(o.name)}{detail}</li>")
-        body = f"<ul style='margin:0.3em 0;padding-left:0.5em'>{''.join(rows)}</ul>"
+        for sign, points, text, failures in _rows(result):
+            checks = "".join(f"<li style='list-style:none'>&#10007; {html.escape(title)}"
+                             f"<div style='margin-left:1.5em'>{html.escape(message)}</div></li>"
+                             for title, message in failures)
+            detail = f"<ul style='margin:0.2em 0;padding-left:1.5em'>{checks}</ul>" if checks else ""
+            rows.append(f"<li style='list-style:none'>{html.escape(sign)} <b>{html.escape(points)}</b> "
+                        f"{html.escape(text)}{detail}</li>")
+        cap = f"<div>{html.escape(CAPPED)}</div>" if capped(result.behaviours()) else ""
+        body = f"<ul style='margin:0.3em 0;padding-left:0.5em'>{''.join(rows)}</ul>{cap}"
     status = "pass" if ok else "fail"
     return (f"<div class='lesson20-check lesson20-check-{status}' "
             f"style='border-left:4px solid {colour};padding:0.4em 0.8em'>{head}{body}</div>")

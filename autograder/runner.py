@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from . import rubric
 from .items import Item, get_item
 
 CHECKS_DIR = Path(__file__).parent / "checks"
@@ -25,6 +26,8 @@ class Outcome:
     message: str = ""
     hidden: bool = False
     reason: str = ""  # CheckFailure.reason, when the failure was about the code's state, not its logic
+    check: str = ""   # the check function it came from (parametrised cases share it)
+    behaviour: str = ""  # the rubric behaviour that check belongs to (rubric.py), "" for none
 
 
 @dataclass
@@ -36,12 +39,14 @@ class ItemResult:
     def passed(self) -> int:
         return sum(o.passed for o in self.outcomes)
 
+    def behaviours(self) -> list:
+        """Per behaviour of the item's rubric: points, earned, checks passed of total, failing checks."""
+        return rubric.judge(self.item, self.outcomes)
+
     @property
     def score(self) -> float:
-        """Points times the share of checks that pass."""
-        if not self.outcomes:
-            return 0.0
-        return round(self.item.points * self.passed / len(self.outcomes), 4)
+        """The points of the rubric's behaviours whose checks all pass (see rubric.py)."""
+        return rubric.score(self.item, self.behaviours())
 
 
 def _title(item: pytest.Item) -> str:
@@ -88,10 +93,12 @@ class _Collector:
         if report.when == "call" or (report.when == "setup" and not report.passed):
             if report.skipped:
                 return
+            item_id, check = _item_id(item), item.originalname
             hidden = HIDDEN_DIR in Path(str(item.path)).parents
+            behaviours = self._reference.rubric.get(item_id, {}) if hidden else rubric.check_map(item_id)
             reason = getattr(call.excinfo.value, "reason", "") if call.excinfo else ""
-            self.outcomes.append((_item_id(item), Outcome(_title(item), report.passed,
-                                                          _student_message(call.excinfo), hidden, reason)))
+            self.outcomes.append((item_id, Outcome(_title(item), report.passed, _student_message(call.excinfo),
+                                                   hidden, reason, check, behaviours.get(check, ""))))
 
 
 def _item_id(item: pytest.Item) -> str:

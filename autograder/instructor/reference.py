@@ -9,6 +9,7 @@ from pathlib import Path
 from ..backends import Reference
 from ..extract import read_notebook, runnable_cells
 from ..items import solution_notebooks
+from .hidden.rubric import hidden_check_map
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,5 +28,5 @@ def reference_namespace(root: Path = ROOT) -> dict:
 
 
 def reference(root: Path = ROOT) -> Reference:
-    """The backend the hidden checks compare a submission with."""
-    return Reference(reference_namespace(root))
+    """The backend the hidden checks compare a submission with, and the hidden checks' rubric map."""
+    return Reference(reference_namespace(root), hidden_check_map())

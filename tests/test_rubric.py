@@ -1,0 +1,303 @@
+"""The rubric: one consistent table, its scoring rules, and what it does to real submissions.
+
+Real submissions are graded in this process (no sandbox) so that the whole corpus takes about a
+minute; tests/test_submissions.py grades the same notebooks through the sandbox.
+"""
+import ast
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from autograder import rubric
+from autograder.extract import runnable_cells
+from autograder.instructor.hidden.rubric import HIDDEN_CHECKS
+from autograder.instructor.reference import reference_namespace
+from autograder.items import AUTO_ITEMS, get_item
+from autograder.report import item_html, item_text
+from autograder.backends import LocalStudent, Reference
+from autograder.instructor.hidden.rubric import hidden_check_map
+from autograder.runner import CHECKS_DIR, HIDDEN_DIR, ItemResult, Outcome, run_checks
+from tests.helpers import ROOT
+from tests.submissions import VARIANTS, Replace, Variant, apply_edit, make_submission, names
+from tests.submissions.buggy import STATIC_USERS, STEP, STEP_PARTS, STEP_TEMPLATE
+
+
+# ---- the table ----
+
+def check_functions(folder: Path) -> dict:
+    """{item id: names of the check functions in folder/test_<item>.py}, read with ast, not imported."""
+    found = {}
+    for path in sorted(folder.glob("test_*.py")):
+        tree = ast.parse(path.read_text())
+        found[path.stem.removeprefix("test_")] = {n.name for n in tree.body
+                                                  if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
+    return found
+
+
+VISIBLE, HIDDEN = check_functions(CHECKS_DIR), check_functions(HIDDEN_DIR)
+
+
+def test_every_auto_item_and_only_those_have_a_rubric():
+    assert set(VISIBLE) and set(HIDDEN)
+    assert set(rubric.RUBRIC) == {i.id for i in AUTO_ITEMS} == set(VISIBLE) | set(HIDDEN)
+    assert set(HIDDEN_CHECKS) <= set(rubric.RUBRIC)
+
+
+@pytest.mark.parametrize("item", [i.id for i in AUTO_ITEMS])
+def test_behaviour_points_add_up_to_the_item(item):
+    behaviours = rubric.behaviours(item)
+    assert math.isclose(sum(b.points for b in behaviours), get_item(item).points), item
+    assert all(b.points > 0 and b.text.strip() and "\n" not in b.text for b in behaviours)
+    ids = [b.id for b in behaviours]
+    assert len(ids) == len(set(ids)), f"{item}: two behaviours share an id"
+    assert set(HIDDEN_CHECKS.get(item, {})) <= set(ids), f"{item}: hidden checks mapped to unknown behaviours"
+
+
+@pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
+@pytest.mark.parametrize("item", [i.id for i in AUTO_ITEMS])
+def test_every_check_function_belongs_to_exactly_one_behaviour(item, hidden):
+    functions = (HIDDEN if hidden else VISIBLE).get(item, set())
+    mapped = ([c for checks in HIDDEN_CHECKS.get(item, {}).values() for c in checks] if hidden else
+              [c for b in rubric.behaviours(item) for c in b.checks])
+    where = "autograder/instructor/hidden/rubric.py" if hidden else "autograder/rubric.py"
+    assert not functions - set(mapped), f"{item}: checks without a behaviour in {where}: {sorted(functions - set(mapped))}"
+    assert not set(mapped) - functions, f"{item}: {where} names checks that do not exist: {sorted(set(mapped) - functions)}"
+    assert len(mapped) == len(set(mapped)), f"{item}: a check is mapped to two behaviours in {where}"
+    mapped_map = hidden_check_map().get(item, {}) if hidden else rubric.check_map(item)
+    assert set(mapped_map) == functions
+
+
+@pytest.mark.parametrize("item", [i.id for i in AUTO_ITEMS])
+def test_every_behaviour_has_a_check(item):
+    hidden = HIDDEN_CHECKS.get(item, {})
+    empty = [b.id for b in rubric.behaviours(item) if not b.checks and not hidden.get(b.id)]
+    assert not empty, f"{item}: behaviours no check decides: {empty}"
+
+
+def readme_table() -> str:
+    rows = ["| item | behaviour | points |", "|---|---|---|"]
+    for item, behaviours in rubric.RUBRIC.items():
+        for b in behaviours:
+            rows.append(f"| `{item}` | {b.text}{' **(central)**' if b.central else ''} | {b.points:g} |")
+    return "\n".join(rows)
+
+
+def test_readme_shows_the_rubric_as_it_is():
+    assert readme_table() in (ROOT / "README.md").read_text(), (
+        "README.md's rubric table differs from autograder/rubric.py; paste this:\n" + readme_table())
+
+
+# ---- the scoring rules, on made-up outcomes ----
+
+def outcomes(item, failing=(), hidden=True, message="wrong"):
+    """One passing outcome per check function of `item` (two for each, as if parametrised),
+    except that the checks named in `failing` fail their second case."""
+    made = []
+    for is_hidden, functions in [(False, VISIBLE[item]), (True, HIDDEN.get(item, set()) if hidden else set())]:
+        for check in sorted(functions):
+            for case in range(2):
+                ok = not (check in failing and case == 1)
+                behaviour = (hidden_check_map().get(item, {}) if is_hidden else rubric.check_map(item)).get(check, "")
+                made.append(Outcome(f"{check} [{case}]", ok, "" if ok else message, is_hidden, check=check,
+                                    behaviour=behaviour))
+    return made
+
+
+def result(item, *failing, hidden=True):
+    return ItemResult(get_item(item), outcomes(item, failing, hidden))
+
+
+def test_all_checks_passing_earns_every_point():
+    for item in AUTO_ITEMS:
+        r = result(item.id)
+        assert r.score == item.points
+        assert all(b["earned"] == b["points"] and b["passed"] == b["total"] > 0 for b in r.behaviours())
+
+
+def test_one_failing_case_costs_its_behaviour_and_nothing_else():
+    r = result("static_loss_scaler", "test_fp16_gradients")  # one hidden check of unscale_divides
+    judged = {b["id"]: b for b in r.behaviours()}
+    assert judged["unscale_divides"]["earned"] == 0 and judged["unscale_divides"]["failures"]
+    assert judged["unscale_divides"]["passed"] == judged["unscale_divides"]["total"] - 1
+    assert r.score == pytest.approx(1 - judged["unscale_divides"]["points"])
+    assert all(b["earned"] == b["points"] for b in judged.values() if b["id"] != "unscale_divides")
+
+
+def test_a_failing_central_behaviour_keeps_at_most_half():
+    for item in AUTO_ITEMS:
+        for b in rubric.behaviours(item.id):
+            if b.central:
+                checks = b.checks or HIDDEN_CHECKS[item.id][b.id]
+                assert result(item.id, checks[0]).score <= item.points / 2, (item.id, b.id)
+
+
+def test_every_behaviour_costs_something():
+    for item in AUTO_ITEMS:
+        for b in rubric.behaviours(item.id):
+            checks = b.checks or HIDDEN_CHECKS[item.id][b.id]
+            assert result(item.id, checks[0]).score < item.points, (item.id, b.id)
+
+
+def test_an_outcome_of_no_check_counts_against_every_behaviour():
+    """The grader's own 'your code ran' failure (a submission that could not start) scores 0."""
+    r = ItemResult(get_item("master_weights"), [Outcome("your code ran", False, "it timed out", reason="timeout")])
+    assert r.score == 0 and all(b["earned"] == 0 for b in r.behaviours())
+    assert ItemResult(get_item("master_weights")).score == 0
+
+
+def test_visible_checks_alone_score_what_they_check():
+    """In the notebook only visible checks run: behaviours that only hidden checks decide are left
+    out, and the rest make up the item's points."""
+    r = result("mixed_precision_train_step", hidden=False)
+    judged = r.behaviours()
+    assert any(b["earned"] is None for b in judged) and r.score == 3
+    r = result("mixed_precision_train_step", "test_one_clean_step", hidden=False)
+    assert 0 < r.score < 3
+
+
+def test_behaviours_are_plain_data():
+    judged = result("accumulate_gradients", "test_matches_full_batch").behaviours()
+    assert json.loads(json.dumps(judged)) == judged
+    assert set(judged[0]) == {"id", "description", "points", "central", "earned", "passed", "total", "failures"}
+
+
+# ---- the report ----
+
+def test_report_shows_each_behaviour_with_its_points_and_why_one_fails():
+    r = ItemResult(get_item("static_loss_scaler"), outcomes("static_loss_scaler", {"test_unscale_divides_in_place",
+                                                                                    "test_fp16_gradients"},
+                                                          message="divide by the scale"))
+    text = item_text(r)
+    assert text.splitlines()[0] == f"static_loss_scaler: {r.passed} of {len(r.outcomes)} checks pass, 0.7 of 1 points"
+    for b in rubric.behaviours("static_loss_scaler"):
+        assert b.text in text
+    assert "✗ 0/0.3" in text and "✓ 0.3/0.3" in text
+    assert "divide by the scale" in text and "same problem as above" in text and "(hidden check)" in text
+    page = item_html(r)
+    assert "unscale_ divides every gradient by scale, in place" in page and "0/0.3" in page
+    assert "divide by the scale" in page and "lesson20-check-fail" in page
+
+
+def test_report_says_when_a_central_behaviour_caps_the_item():
+    r = result("mixed_precision_train_step", "test_overflow_skips_the_step")
+    assert r.score == 1.5
+    assert "at most half" in item_text(r) and "at most half" in item_html(r)
+
+
+def test_report_keeps_one_line_for_code_not_written_yet():
+    r = ItemResult(get_item("static_loss_scaler"),
+                   [Outcome(o.name, False, "nope", o.hidden, "not_implemented", o.check, o.behaviour)
+                    for o in outcomes("static_loss_scaler")])
+    assert item_text(r).splitlines()[1].strip().startswith("Not implemented yet")
+    assert len(item_text(r).splitlines()) == 2
+
+
+def test_report_in_the_notebook_says_which_behaviours_the_grader_checks():
+    text = item_text(result("mixed_precision_train_step", hidden=False))
+    assert "–/0.4" in text and "checked only when your notebook is graded" in text
+
+
+# ---- the principle, on real submissions ----
+
+EXTRA = {  # mistakes the issue names that the corpus lacks
+    "static_scale_loss_divides": Variant(
+        "static_scale_loss_divides", "buggy", (Replace("static_loss_scaler", "StaticLossScaler.scale_loss", '''
+            def scale_loss(self, loss):
+                return loss / self.scale
+            '''),), item="static_loss_scaler", also=("dynamic_loss_scaler", "mixed_precision_train_step"),
+        doc="divides the loss by the scale"),
+    "step_ignores_micro_batch_size": Variant(
+        "step_ignores_micro_batch_size", "buggy", (Replace(
+            "mixed_precision_train_step", "mixed_precision_train_step",
+            STEP_TEMPLATE.replace("range(0, batch_size, micro_batch_size)", "range(0, batch_size, batch_size)")
+            .replace("start:start + micro_batch_size]", "start:start + batch_size]").format(**STEP_PARTS)),),
+        item="mixed_precision_train_step", doc="one pass over the whole batch, whatever micro_batch_size says"),
+    "master_is_the_parameter": Variant(
+        "master_is_the_parameter", "buggy", (Replace("master_weights", "make_master_params", '''
+            def make_master_params(model):
+                return [p.detach().requires_grad_(True) for p in model.parameters()]
+            '''),), item="master_weights", also=("mixed_precision_train_step",),
+        doc="masters that are the fp16 parameters' own storage, not fp32 copies"),
+}
+
+CENTRAL_MISSES = {  # variant: the exercise's central behaviour it misses
+    "static_scale_loss_divides": "the loss is not multiplied by the scale",
+    "static_scale_loss_detached": "the scaled loss is cut from the graph",
+    "step_no_loss_scaling": "the step never multiplies the loss by the scale",
+    "accumulate_full_batch_forward": "accumulation that does not micro-batch",
+    "step_ignores_micro_batch_size": "the step does not micro-batch",
+    "step_steps_on_overflow": "the step updates on overflow",
+    "master_float_aliases": "the masters are not separate fp32 copies",
+    "master_is_the_parameter": "the masters are not separate fp32 copies",
+    "master_copy_back_rebinds": "the model is never updated from the masters",
+    "step_no_copy_back": "the model is never updated from the masters",
+}
+# Changes torch's process-wide default dtype: only the sandbox keeps that from the checks (test_submissions).
+IN_PROCESS_EXCLUDED = {"alt_changes_torch_defaults"}
+USERS = {"static_loss_scaler": STATIC_USERS, "dynamic_loss_scaler": STEP, "master_weights": STEP}
+
+
+def variant(name) -> Variant:
+    return EXTRA.get(name) or VARIANTS[name]
+
+
+def items_touched(v: Variant) -> list:
+    """The items whose code a correct variant rewrites, and the items that call that code; every item
+    when it adds code of its own (which could shadow anything)."""
+    if v.kind == "reference" or not all(isinstance(e, Replace) for e in v.edits):
+        return [i.id for i in AUTO_ITEMS]
+    return sorted({e.item for e in v.edits} | {u for e in v.edits for u in USERS.get(e.item, ())})
+
+
+def load(name) -> dict:
+    """The names a submission's runnable cells define, executed here."""
+    nb = make_submission("reference")
+    for edit in variant(name).edits:
+        apply_edit(nb, edit)
+    namespace = {"__name__": "__submission__"}
+    for cell in runnable_cells(nb):
+        exec(compile(cell.source, f"{name} {cell.label}", "exec"), namespace)
+    return namespace
+
+
+@pytest.fixture(scope="module")
+def grade():
+    reference, graded = Reference(reference_namespace(), hidden_check_map()), {}
+
+    def scores(name) -> dict:
+        if name not in graded:
+            v = variant(name)
+            item_ids = sorted(v.may_lose) if v.kind == "buggy" else items_touched(v)
+            dtype = torch.get_default_dtype()
+            try:
+                results = run_checks(item_ids, LocalStudent(load(name)), reference, include_hidden=True)
+            finally:
+                torch.set_default_dtype(dtype)
+            graded[name] = {i: r.score for i, r in results.items()}
+        return graded[name]
+    return scores
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CENTRAL_MISSES))
+def test_missing_the_central_behaviour_keeps_at_most_half(grade, name):
+    item = get_item(variant(name).item)
+    assert grade(name)[item.id] <= item.points / 2, f"{name} ({CENTRAL_MISSES[name]})"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", names("buggy") + list(EXTRA))
+def test_every_real_mistake_loses_something(grade, name):
+    v = variant(name)
+    scores = grade(name)
+    assert scores[v.item] < get_item(v.item).points, f"{name} ({v.doc}) keeps full marks: {scores}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["reference"] + [n for n in names("alternative") if n not in IN_PROCESS_EXCLUDED])
+def test_a_correct_answer_keeps_everything(grade, name):
+    scores = grade(name)
+    assert scores == {i: get_item(i).points for i in scores}
