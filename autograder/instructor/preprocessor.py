@@ -56,7 +56,9 @@ class GradeOutOfProcess(NbGraderPreprocessor):
         info = resources.get("nbgrader", {})
         record = {"student": info.get("student"), "notebook": info.get("notebook"),
                   "status": result.status, "reason": result.reason, "problems": result.problems,
-                  "items": {i: {"score": r.score, "max_score": float(r.item.points), "report": result.report(i)}
+                  "items": {i: {"score": r.score, "max_score": float(r.item.points), "report": result.report(i),
+                                "rubric": {b["id"]: {"score": b["earned"] or 0.0, "max_score": b["points"],
+                                                     "central": b["central"]} for b in r.behaviours()}}
                             for i, r in result.items.items()}}
         path = Path(self.results_dir) / f"{info.get('student')}.{info.get('notebook')}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
