@@ -112,7 +112,9 @@ class ExecutionCounts:
 
 @dataclass(frozen=True)
 class DropCellIds:
-    """No cell ids: an nbformat 4.4 notebook, as Jupyter before 2021 and many other tools save them."""
+    """No cell ids: an nbformat 4.4 notebook, as Jupyter before 2021 and many other tools save them
+    (Colab still writes 4.0)."""
+    minor: int = 4
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,7 @@ class TabIndent:
 
 @dataclass(frozen=True)
 class Metadata:
-    """Merge into a cell's metadata, or the notebook's with cell=None."""
+    """Merge into a cell's metadata, every cell's with cell="*", or the notebook's with cell=None."""
     cell: str
     metadata: dict = field(default_factory=dict)
 
@@ -234,7 +236,7 @@ def apply_notebook_edit(nb, edit) -> None:
                 if "execution_count" in output:
                     output.execution_count = count
     elif isinstance(edit, DropCellIds):
-        nb.nbformat_minor = 4
+        nb.nbformat_minor = edit.minor
         for cell in nb.cells:
             cell.pop("id", None)
     elif isinstance(edit, LineEndings):
@@ -246,8 +248,10 @@ def apply_notebook_edit(nb, edit) -> None:
             cell = find_cell(nb, name)
             cell.source = _reindent(cell.source)
     elif isinstance(edit, Metadata):
-        target = nb.metadata if edit.cell is None else find_cell(nb, edit.cell).metadata
-        target.update(copy.deepcopy(edit.metadata))
+        targets = ([nb.metadata] if edit.cell is None else [c.metadata for c in nb.cells] if edit.cell == "*"
+                   else [find_cell(nb, edit.cell).metadata])
+        for target in targets:
+            target.update(copy.deepcopy(edit.metadata))
     else:
         raise TypeError(f"unknown edit {edit!r}")
 

@@ -216,9 +216,17 @@ REALISTIC = [
     real("real_no_cell_ids", DropCellIds(), doc="an nbformat 4.4 notebook: no cell ids"),
     real("real_no_cell_ids_copied_check", CopyCell("static_loss_scaler"), DropCellIds(),
          doc="nbformat 4.4, and a check cell pasted twice (no cell id to tell them apart)"),
+    real("real_colab_saved", NewCell("cell-01", '''
+        !pip install -q torch matplotlib
+        from google.colab import drive
+        drive.mount("/content/drive")
+        '''), Metadata(None, {"colab": {"provenance": [], "gpuType": "T4"}, "accelerator": "GPU",
+                             "kernelspec": {"name": "python3", "display_name": "Python 3"}}),
+         Metadata("*", {"colab": {"base_uri": "https://localhost:8080/"}}), DropCellIds(minor=0),
+         doc="saved by Google Colab: nbformat 4.0 without ids, colab metadata, a drive-mount cell that fails here"),
     real("real_large_outputs", Outputs("cell-11", (stream(TRAINING_LOG), image(640, 480)), 7),
          Outputs("cell-45", (image(1000, 400), stream("      fp32: final training loss 0.0530\n")), 12),
-         doc="5 MB of printed log and two noisy PNG figures stored in the outputs (about 6.5 MB in all)"),
+         doc="5 MB of printed log and two noisy PNG figures stored in the outputs (a 9 MB file)"),
     real("real_non_ascii", Replace("static_loss_scaler", None, '''
         class StaticLossScaler:
             """Échelle fixe 📏 : 固定的损失缩放。"""
@@ -368,6 +376,14 @@ REALISTIC = [
         get_ipython().run_line_magic("precision", "3")
         print(In[-1], _)
         '''), doc="display() at the end of a solution cell; get_ipython(), In and _ in a scratch cell"),
+    real("real_input_prompt", NewCell("cell-01", '''
+        name = input("Your name: ")
+        print(f"Hello {name}, let's train in half precision")
+        '''), doc="a scratch cell that asks for keyboard input (Jupyter shows a prompt; nothing answers it here)"),
+    real("real_solution_calls_demo_data", Append("dynamic_loss_scaler", '''
+        # how much of the demo's gradients would a scale of 2**10 save?
+        print(underflow_fraction(act_grads), underflow_fraction(act_grads * 2**10))
+        '''), doc="a solution cell that ends by using a variable made by an earlier demo cell (act_grads)"),
     real("real_empty_and_raw_cells", NewCell("cell-01", ""), NewCell("cell-01", "   \n\n"),
          NewCell("underflow_fraction", "# TODO: come back to this\n# (nothing to run)"),
          NewCell("static_loss_scaler", "print('this raw cell is not run')", cell_type="raw"),
