@@ -97,6 +97,13 @@ class DeleteCell:
 
 
 @dataclass(frozen=True)
+class MoveCell:
+    """Cut `cell` and paste it right after `after` (same id and metadata)."""
+    cell: str
+    after: str
+
+
+@dataclass(frozen=True)
 class Outputs:
     """What running the cell left stored in it: nbformat outputs (dicts) and its execution count."""
     cell: str
@@ -137,8 +144,8 @@ class Metadata:
     metadata: dict = field(default_factory=dict)
 
 
-NOTEBOOK_EDITS = (CopyCell, ToMarkdown, DeleteCell, Outputs, ExecutionCounts, DropCellIds, LineEndings, TabIndent,
-                  Metadata)
+NOTEBOOK_EDITS = (CopyCell, ToMarkdown, DeleteCell, MoveCell, Outputs, ExecutionCounts, DropCellIds, LineEndings,
+                  TabIndent, Metadata)
 
 
 @dataclass(frozen=True)
@@ -196,6 +203,7 @@ def find_cell(nb, name: str):
 
 
 def _reindent(source: str) -> str:
+    """Four leading spaces -> one tab, for every whole group of four."""
     out = []
     for line in source.split("\n"):
         stripped = line.lstrip(" ")
@@ -222,6 +230,10 @@ def apply_notebook_edit(nb, edit) -> None:
         cell.pop("execution_count", None)
     elif isinstance(edit, DeleteCell):
         nb.cells.remove(find_cell(nb, edit.cell))
+    elif isinstance(edit, MoveCell):
+        cell = find_cell(nb, edit.cell)
+        nb.cells.remove(cell)
+        nb.cells.insert(nb.cells.index(find_cell(nb, edit.after)) + 1, cell)
     elif isinstance(edit, Outputs):
         cell = find_cell(nb, edit.cell)
         cell.outputs = [nbformat.from_dict(o) for o in edit.outputs]

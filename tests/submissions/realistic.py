@@ -15,8 +15,8 @@ import random
 import struct
 import zlib
 
-from . import (Append, CopyCell, DeleteCell, DropCellIds, ExecutionCounts, LineEndings, Metadata, NewCell, Outputs,
-               Replace, TabIndent, ToMarkdown, Variant)
+from . import (Append, CopyCell, DeleteCell, DropCellIds, ExecutionCounts, LineEndings, Metadata, MoveCell, NewCell,
+               Outputs, Replace, TabIndent, ToMarkdown, Variant)
 
 SOLUTION_CELLS = tuple(f"{item}_solution" for item in ("underflow_fraction", "static_loss_scaler",
                                                        "dynamic_loss_scaler", "master_weights",
@@ -213,6 +213,27 @@ REALISTIC = [
                         found_inf |= not bool(torch.isfinite(p.grad).all())
                 return found_inf
         '''), doc="the stub cell deleted and the class written in a fresh, plain cell in its place"),
+    real("real_rewrote_exercise_cells", DeleteCell("dynamic_loss_scaler_solution"), DeleteCell("dynamic_loss_scaler"),
+         NewCell("cell-16", '''
+        class DynamicLossScaler(StaticLossScaler):
+            def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000):
+                super().__init__(init_scale)
+                self.growth_factor, self.backoff_factor = growth_factor, backoff_factor
+                self.growth_interval, self.clean_steps = growth_interval, 0
+
+            def update(self, found_inf):
+                if found_inf:
+                    self.scale *= self.backoff_factor
+                    self.clean_steps = 0
+                    return
+                self.clean_steps += 1
+                if self.clean_steps == self.growth_interval:
+                    self.scale *= self.growth_factor
+                    self.clean_steps = 0
+        '''), doc="the exercise's stub cell and its check cell both deleted, the class written in a fresh cell"),
+    real("real_moved_cells", MoveCell("q5_answer_solution", "cell-01"), MoveCell("master_weights", "accumulate_gradients"),
+         MoveCell("cell-06", "cell-55"), doc="cells cut and pasted elsewhere: the q5 answer to the top, a check cell "
+                                             "below a later exercise, a demo to the end"),
     real("real_no_cell_ids", DropCellIds(), doc="an nbformat 4.4 notebook: no cell ids"),
     real("real_no_cell_ids_copied_check", CopyCell("static_loss_scaler"), DropCellIds(),
          doc="nbformat 4.4, and a check cell pasted twice (no cell id to tell them apart)"),
@@ -391,7 +412,7 @@ REALISTIC = [
 ]
 
 # What damages nbgrader's own cell structure, which the grader must repair (and say so).
-STRUCTURAL_EDITS = (CopyCell, ToMarkdown, DeleteCell, DropCellIds)
+STRUCTURAL_EDITS = (CopyCell, ToMarkdown, DeleteCell, MoveCell, DropCellIds)
 
 
 def structural(name: str) -> bool:
