@@ -2,13 +2,16 @@
 
 The code is right; the notebook around it is messy. Solutions lean on names the notebook makes by
 running code (the setup cell's DEVICE, a constant computed in its own cell, a lambda helper); scratch
-cells raise, print megabytes or use IPython syntax; cells are copied (nbgrader metadata and all),
-split, deleted or turned into markdown; the file has no cell ids, CRLF line endings, tabs, huge or
-stale outputs, shuffled execution counts, non-ASCII text. Each variant states only what it changes.
+cells raise, print megabytes, ask for input or use IPython syntax; cells are copied (nbgrader
+metadata and all), split, moved, deleted or turned into markdown; the file has no cell ids, CRLF line
+endings, tabs, huge or stale outputs, shuffled execution counts, non-ASCII text. Each variant states
+only what it changes.
 
-A grader that runs the notebook's code cells in order, neutralises IPython syntax, and restores
-the instructor's version of every grade cell gives each of these full marks. STRUCTURAL variants
-damage the nbgrader cell structure itself; the feedback must say what was repaired.
+A grader that runs the notebook's code cells in order (the last definition wins), neutralises IPython
+syntax, and restores the instructor's version of every grade cell gives each of these full marks.
+Variants with STRUCTURAL_EDITS change which cells exist or where; those that leave nbgrader's own
+cells damaged (needs_repair: a grade id twice, a test cell deleted or made markdown) must also be
+told, in the feedback, what was repaired.
 """
 import base64
 import random
