@@ -377,9 +377,13 @@ REALISTIC = [
         model = nn.Linear(2, 2)      # trying something: overwrites the demo's model
         steps, batch = 3, 8
         x, y = torch.randn(4, 2), torch.tensor([0, 1, 0, 1])
-        check = underflow_fraction(torch.tensor([1e-9])) == 1.0   # a variable that shadows check()
+        print(model(x).shape)
+        '''), doc="a scratch cell that rebinds the demos' variables (model, steps, batch, x, y)"),
+    real("real_shadows_check", NewCell("underflow_fraction", '''
+        check = underflow_fraction(torch.tensor([1e-9])) == 1.0   # a variable named like the notebook's check()
         print(check)
-        '''), doc="a scratch cell that rebinds demo variables and shadows the notebook's check()"),
+        '''), doc="a variable named check: every check cell after it fails in Jupyter (TypeError), but the code "
+                  "graded is right, and the grader's checks do not run in the student's namespace"),
     real("real_import_cell", NewCell("cell-05", '''
         import time
         import numpy as np
