@@ -12,6 +12,9 @@ syntax, and restores the instructor's version of every grade cell gives each of 
 Variants with STRUCTURAL_EDITS change which cells exist or where; those that leave nbgrader's own
 cells damaged (needs_repair: a grade id twice, a test cell deleted or made markdown) must also be
 told, in the feedback, what was repaired.
+
+That the code is right is checked in Jupyter itself: `python -m tests.submissions.in_jupyter` runs each
+variant top to bottom in a real kernel and gives every one full marks on the visible checks.
 """
 import base64
 import random
