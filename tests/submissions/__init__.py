@@ -11,11 +11,14 @@ method of a solution cell, a whole cell, a few lines added, or a new cell.
 Kinds: "reference" and "stub" (the untouched student notebook), "buggy" (a common mistake;
 `item` must lose points, and only items in `also` may lose some too), "alternative" (valid
 but written differently: full marks), "hostile" (tries to cheat or to harm the grader: see
-hostile.py for what each one must be held to).
+hostile.py for what each one must be held to), "realistic" (correct, in a notebook as messy as
+real ones are: scratch cells, magics, copied or deleted cells, no cell ids, huge outputs, CRLF:
+full marks; see realistic.py).
 """
 import ast
 import copy
 import functools
+import random
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,10 +53,12 @@ class Append:
 
 @dataclass(frozen=True)
 class NewCell:
-    """A new code cell right after the cell with grade id `after` (an item's test cell, say)."""
+    """A new cell (code unless `cell_type` says "markdown" or "raw") right after the cell with grade id
+    `after` (an item's test cell, say), or with cell id `after` ("cell-01", the setup cell)."""
     after: str
     source: str
     solution: bool = False  # marked as an nbgrader solution cell
+    cell_type: str = "code"
 
 
 @dataclass(frozen=True)
@@ -65,10 +70,88 @@ class ReplaceCell:
     points: float = None
 
 
+# Notebook-level edits: what Jupyter, a student's editor or a file copy does to the cells themselves.
+# A cell is named by its nbgrader grade id or else by its cell id; with copies, the first such cell
+# (Replace and Append edit the last one: list them before a CopyCell of the same cell).
+
+@dataclass(frozen=True)
+class CopyCell:
+    """Copy and paste `cell` (Jupyter keeps its metadata, nbgrader's included, and gives the copy a new
+    cell id), right after `after` (default: the cell itself), or right above the cell itself with
+    above=True; `source` replaces the copy's source."""
+    cell: str
+    after: str = ""
+    above: bool = False
+    source: str = None
+
+
+@dataclass(frozen=True)
+class ToMarkdown:
+    """Turn a code cell into markdown, as the M key does: same id and metadata, no outputs."""
+    cell: str
+
+
+@dataclass(frozen=True)
+class DeleteCell:
+    cell: str
+
+
+@dataclass(frozen=True)
+class MoveCell:
+    """Cut `cell` and paste it right after `after` (same id and metadata)."""
+    cell: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """What running the cell left stored in it: nbformat outputs (dicts) and its execution count."""
+    cell: str
+    outputs: tuple
+    execution_count: int = None
+
+
+@dataclass(frozen=True)
+class ExecutionCounts:
+    """Every code cell run once, in a shuffled order (the counts of cells run out of order)."""
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class DropCellIds:
+    """No cell ids: an nbformat 4.4 notebook, as Jupyter before 2021 and many other tools save them
+    (Colab still writes 4.0)."""
+    minor: int = 4
+
+
+@dataclass(frozen=True)
+class LineEndings:
+    """Every line of these cells ends with `newline` (CRLF: pasted from a Windows editor)."""
+    cells: tuple
+    newline: str = "\r\n"
+
+
+@dataclass(frozen=True)
+class TabIndent:
+    """Each leading group of four spaces in these cells becomes a tab (an editor set to indent with tabs)."""
+    cells: tuple
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """Merge into a cell's metadata, every cell's with cell="*", or the notebook's with cell=None."""
+    cell: str
+    metadata: dict = field(default_factory=dict)
+
+
+NOTEBOOK_EDITS = (CopyCell, ToMarkdown, DeleteCell, MoveCell, Outputs, ExecutionCounts, DropCellIds, LineEndings,
+                  TabIndent, Metadata)
+
+
 @dataclass(frozen=True)
 class Variant:
     name: str
-    kind: str                    # reference, stub, buggy, alternative, hostile
+    kind: str                    # reference, stub, buggy, alternative, hostile, realistic
     edits: tuple = ()
     item: str = ""               # buggy: the item it breaks; hostile: the item it attacks
     also: tuple = ()             # buggy: items whose code calls the broken code (may lose points too)
@@ -110,11 +193,89 @@ def replace_definition(cell_source: str, name: str, new_source: str) -> str:
     return "\n".join(lines[:first - 1] + new_lines + lines[node.end_lineno:])
 
 
+def find_cell(nb, name: str):
+    """The first cell whose nbgrader grade id, or else whose cell id, is `name`."""
+    for key in (lambda c: c.metadata.get("nbgrader", {}).get("grade_id"), lambda c: c.get("id")):
+        found = next((c for c in nb.cells if key(c) == name), None)
+        if found is not None:
+            return found
+    raise KeyError(f"no cell has grade id or cell id {name!r}")
+
+
+def _reindent(source: str) -> str:
+    """Four leading spaces -> one tab, for every whole group of four."""
+    out = []
+    for line in source.split("\n"):
+        stripped = line.lstrip(" ")
+        groups = (len(line) - len(stripped)) // 4
+        out.append("\t" * groups + line[4 * groups:])
+    return "\n".join(out)
+
+
+def apply_notebook_edit(nb, edit) -> None:
+    if isinstance(edit, CopyCell):
+        original = find_cell(nb, edit.cell)
+        cell = copy.deepcopy(original)
+        if "id" in cell:
+            cell["id"] = nbformat.v4.new_code_cell()["id"]
+        if edit.source is not None:
+            cell.source = _body(edit.source)
+        where = original if edit.above else find_cell(nb, edit.after or edit.cell)
+        index = nb.cells.index(where) + (0 if edit.above else 1)
+        nb.cells.insert(index, cell)
+    elif isinstance(edit, ToMarkdown):
+        cell = find_cell(nb, edit.cell)
+        cell.cell_type = "markdown"
+        cell.pop("outputs", None)
+        cell.pop("execution_count", None)
+    elif isinstance(edit, DeleteCell):
+        nb.cells.remove(find_cell(nb, edit.cell))
+    elif isinstance(edit, MoveCell):
+        cell = find_cell(nb, edit.cell)
+        nb.cells.remove(cell)
+        nb.cells.insert(nb.cells.index(find_cell(nb, edit.after)) + 1, cell)
+    elif isinstance(edit, Outputs):
+        cell = find_cell(nb, edit.cell)
+        cell.outputs = [nbformat.from_dict(o) for o in edit.outputs]
+        cell.execution_count = edit.execution_count
+    elif isinstance(edit, ExecutionCounts):
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        counts = list(range(1, len(code) + 1))
+        random.Random(edit.seed).shuffle(counts)
+        for cell, count in zip(code, counts):
+            cell.execution_count = count
+            for output in cell.get("outputs", []):
+                if "execution_count" in output:
+                    output.execution_count = count
+    elif isinstance(edit, DropCellIds):
+        nb.nbformat_minor = edit.minor
+        for cell in nb.cells:
+            cell.pop("id", None)
+    elif isinstance(edit, LineEndings):
+        for name in edit.cells:
+            cell = find_cell(nb, name)
+            cell.source = cell.source.replace("\r\n", "\n").replace("\n", edit.newline)
+    elif isinstance(edit, TabIndent):
+        for name in edit.cells:
+            cell = find_cell(nb, name)
+            cell.source = _reindent(cell.source)
+    elif isinstance(edit, Metadata):
+        targets = ([nb.metadata] if edit.cell is None else [c.metadata for c in nb.cells] if edit.cell == "*"
+                   else [find_cell(nb, edit.cell).metadata])
+        for target in targets:
+            target.update(copy.deepcopy(edit.metadata))
+    else:
+        raise TypeError(f"unknown edit {edit!r}")
+
+
 def apply_edit(nb, edit) -> None:
+    if isinstance(edit, NOTEBOOK_EDITS):
+        apply_notebook_edit(nb, edit)
+        return
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
     if isinstance(edit, NewCell):
-        index = nb.cells.index(cells[edit.after]) + 1
-        cell = nbformat.v4.new_code_cell(_body(edit.source))
+        index = nb.cells.index(cells[edit.after] if edit.after in cells else find_cell(nb, edit.after)) + 1
+        cell = getattr(nbformat.v4, f"new_{edit.cell_type}_cell")(_body(edit.source))
         if edit.solution:
             cell.metadata["nbgrader"] = {"grade": False, "grade_id": f"extra_{index}", "locked": False,
                                          "schema_version": 3, "solution": True, "task": False}
@@ -165,9 +326,10 @@ def _all_variants() -> dict:
     from .alternatives import ALTERNATIVES
     from .buggy import BUGGY
     from .hostile import HOSTILE
+    from .realistic import REALISTIC
     everything = [Variant("reference", "reference", doc="the instructor's code, as a student would submit it"),
                   Variant("stub", "stub", doc="the released student notebook, untouched"),
-                  *BUGGY, *ALTERNATIVES, *HOSTILE]
+                  *BUGGY, *ALTERNATIVES, *HOSTILE, *REALISTIC]
     by_name = {}
     for v in everything:
         if v.name in by_name:
@@ -230,7 +392,7 @@ def judge(name: str, status: str, scores: dict, twin_scores: dict = None) -> lis
         if got is None:
             problems.append(f"{item}: no score")
             continue
-        if variant.kind in ("reference", "alternative") and got != points:
+        if variant.kind in ("reference", "alternative", "realistic") and got != points:
             problems.append(f"{item}: {got:g} instead of full marks ({points:g})")
         elif variant.kind == "stub" and got != 0:
             problems.append(f"{item}: {got:g} instead of 0 for the untouched student notebook")
