@@ -2,7 +2,7 @@
 
 * `notebook_cells`: a submission is graded as it ran: every code cell in notebook order, as
   nbgrader's own execution would run it, except nbgrader's test cells (and copies of them),
-  with IPython magics and `!shell` lines blanked out.
+  with IPython's syntax (magics, `!shell`, `obj?`) turned into calls that do nothing.
 * `repair_structure`: what a student's editing did to the notebook's nbgrader cells (a copied
   cell that duplicates a grade id, a check cell turned into markdown, damaged metadata) is
   undone before grading, and each repair is noted for the feedback.
@@ -72,7 +72,7 @@ def notebook_cells(nb) -> list:
         if cell.get("cell_type") != "code" or is_test_cell(cell):
             continue
         item = cell_item(cell)
-        cells.append(CodeCell(index, strip_magics(_text(cell.get("source", ""))), bool(item), item))
+        cells.append(CodeCell(index, ipython_source(_text(cell.get("source", ""))), bool(item), item))
     return cells
 
 
@@ -134,7 +134,42 @@ def repair_structure(nb) -> list:
             cell.pop("attachments", None)
             repairs.append(Repair(item, f"cell {index} ({grade_id!r}) had been turned into {was} "
                                         "and was repaired: it is a code cell again"))
+    return repairs + _restore_deleted(nb)
+
+
+def _restore_deleted(nb) -> list:
+    """Autograded items whose solution or check cell the student deleted: an empty solution cell is put
+    back at the end (nbgrader places a restored check cell after it), and a deleted check cell is noted
+    (nbgrader puts the instructor's back). Code written in other cells is what gets graded."""
+    present = {_nbgrader(c).get("grade_id") for c in nb.cells}
+    repairs = []
+    for item in AUTO_ITEMS:
+        if item.solution_cell_id not in present:
+            cell = nbformat.v4.new_code_cell("# This exercise's own cell was deleted; the grader put back this empty "
+                                             "one. Your code for it elsewhere in the notebook is what is graded.")
+            cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False, "task": False,
+                                         "grade_id": item.solution_cell_id, "schema_version": 3}
+            nb.cells.append(cell)
+            repairs.append(Repair(item.id, f"the exercise's cell {item.solution_cell_id!r} was deleted: repaired "
+                                           "with an empty one at the end; your code elsewhere is what is graded"))
+        if item.id not in present:
+            repairs.append(Repair(item.id, f"the check cell {item.id!r} was deleted: repaired, the exercise is "
+                                           "graded as if it were there"))
     return repairs
+
+
+def ipython_source(source: str) -> str:
+    """A cell as IPython runs it: magics, `!shell` and `obj?` become get_ipython() calls (IPython's own
+    transformer), which the sandbox's stand-in shell ignores, but for a Python cell magic (%%time),
+    whose body it runs. Without IPython, those lines are blanked."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return strip_magics(source)
+    try:
+        return TransformerManager().transform_cell(source)
+    except Exception:  # what IPython cannot read either is the student's error to see, as written
+        return source
 
 
 def strip_magics(source: str) -> str:

@@ -17,7 +17,9 @@ import pytest
 
 from autograder.extract import read_notebook
 from autograder.grading import grade_notebook
-from autograder.instructor.grade import MAX_NOTEBOOK_BYTES, run
+from autograder.instructor.grade import run
+from autograder.instructor.reference import reference
+from autograder.instructor.staging import MAX_NOTEBOOK_BYTES
 from autograder.items import ASSIGNMENT
 from tests.submissions import (CopyCell, DropCellIds, LineEndings, TabIndent, VARIANTS, find_cell, judge,
                                make_submission, names, write_class)
@@ -100,13 +102,13 @@ def test_the_first_try_of_a_duplicated_solution_would_lose_points(saved):
     nb = read_notebook(saved["real_duplicated_solution"])
     copies = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "master_weights_solution"]
     nb.cells.remove(copies[-1])
-    result = grade_notebook(nb, ["master_weights"])
+    result = grade_notebook(nb, ["master_weights"], reference=reference())
     assert result.items["master_weights"].score < 2
 
 
 @pytest.mark.parametrize("name", REALISTIC)
 def test_full_marks_graded_directly(saved, name):
-    result = grade_notebook(read_notebook(saved[name]))
+    result = grade_notebook(read_notebook(saved[name]), reference=reference())
     scores = {i: r.score for i, r in result.items.items()}
     reports = {i: result.report(i) for i in result.items}
     found = judge(name, result.status, scores)
