@@ -172,13 +172,13 @@ ALTERNATIVES = [
                 if p.grad is None:
                     m.grad = None
                 else:
-                    m.grad = p.grad.float()  # a new fp32 tensor for fp16/bf16 gradients
+                    m.grad = p.grad.clone().float()  # clone first: a copy of its own even for an fp32 model
 
 
         def master_params_to_model_params(model_params, master_params):
             for p, m in zip(model_params, master_params):
                 p.data.copy_(m.data)
-        '''), doc="clone().detach().float(), p.grad.float(), p.data.copy_(m.data)"),
+        '''), doc="clone().detach().float(), p.grad.clone().float(), p.data.copy_(m.data)"),
     alt("alt_master_parameters", Replace("master_weights", None, '''
         import torch.nn as nn
 
