@@ -40,6 +40,8 @@ ITEMS = (
          "Exercise 5: gradient accumulation"),
     Item("mixed_precision_train_step", 3, "auto", ("mixed_precision_train_step",),
          "Exercise 6: one mixed-precision training step"),
+    Item("token_accumulation", 2, "auto", ("accumulate_token_gradients",),
+         "Exercise 7: token-level gradient accumulation"),
     Item("q5_answer", 1, "auto", ("Q5_ANSWER",), "Practice question 5"),
     Item("practice_q1", 2, "manual", (), "Practice question 1: why not train entirely in fp16?"),
     Item("practice_q2", 2, "manual", (), "Practice question 2: why an fp32 master copy?"),

@@ -41,7 +41,12 @@ def quiz(question_id: str):
         feedback.value = (f"<span style='color:{colour}' class='lesson20-quiz-{'right' if choice.right else 'wrong'}'>"
                           f"<b>{verdict}</b> {_inline_code(choice.feedback)}</span>")
 
-    button.on_click(on_check)
-    box = widgets.VBox([widgets.HTML(_CHOICE_STYLE), prompt, radio, button, feedback])
+    if question.graded:  # a Check button here would hand out the graded answer
+        feedback.value = "This question is graded: record your letter in the answer cell below."
+        controls = [radio, feedback]
+    else:
+        button.on_click(on_check)
+        controls = [radio, button, feedback]
+    box = widgets.VBox([widgets.HTML(_CHOICE_STYLE), prompt, *controls])
     box.add_class("lesson20-quiz")
     display(box)

@@ -13,6 +13,7 @@ class Choice:
 class Question:
     prompt: str
     choices: tuple
+    graded: bool = False  # graded elsewhere (a Q<n>_ANSWER cell): the widget poses it and gives nothing away
 
 
 QUIZZES = {
@@ -55,11 +56,13 @@ QUIZZES = {
             Choice("a) Both techniques change the model's computed outputs and the training objective, "
                    "trading some accuracy for memory savings.", False,
                    "Neither changes the objective. A correct implementation trains to essentially the same result."),
-            Choice("b) Mixed precision shrinks the storage cost of weights, activations, and gradients using "
-                   "a full-precision master copy and loss scaling to counter half precision's limited range; "
-                   "gradient accumulation simulates a larger batch by summing several micro-batches' gradients "
-                   "before one optimizer step; neither changes what the model computes.", True,
-                   "Right: both are about fitting the run into memory, not about the model."),
+            Choice("b) Mixed precision stores activations, and a working copy of the weights and gradients, in half "
+                   "precision, using a full-precision master copy and loss scaling to counter half precision's "
+                   "limited range; gradient accumulation simulates a larger batch by summing several micro-batches' "
+                   "gradients before one optimizer step; neither changes what the model computes.", True,
+                   "Right: both are about fitting the run into memory, not about the model. (The master copy "
+                   "means the weights and gradients themselves cost more bytes, not fewer: the saving is in the "
+                   "activations.)"),
             Choice("c) Gradient accumulation requires zeroing gradients after every micro-batch, the same as "
                    "ordinary training.", False,
                    "Zeroing after every micro-batch would throw away what the earlier micro-batches contributed. "
@@ -68,5 +71,6 @@ QUIZZES = {
                    False,
                    "The gradients are divided by the same factor before the optimizer sees them (unscaling)."),
         ),
+        graded=True,
     ),
 }

@@ -8,7 +8,7 @@ import torch
 
 from .common import ROOT, busy_seconds, format_table, own_seconds
 
-TARGET_SECONDS = 90.0
+TARGET_SECONDS = 60.0
 
 
 @dataclass

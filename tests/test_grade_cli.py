@@ -22,6 +22,7 @@ from autograder.items import ASSIGNMENT, AUTO_ITEMS, ITEMS
 from tests.helpers import ROOT, SOLUTION_NB, STUDENT_NB
 
 pytestmark = pytest.mark.slow
+FULL = float(sum(item.points for item in AUTO_ITEMS))  # what the reference scores before manual grading
 
 # student folder -> what they handed in
 CLASS = {
@@ -35,9 +36,9 @@ CLASS = {
     "bad id": {"lesson20/lesson20.ipynb": SOLUTION_NB},
 }
 EXPECTED = {  # student -> (status, total, words in the reason)
-    "ref": ("graded", 12.0, ""),
+    "ref": ("graded", FULL, ""),
     "stub": ("graded", 0.0, ""),
-    "renamed": ("graded", 12.0, "graded lesson20 (1).ipynb as lesson20.ipynb"),
+    "renamed": ("graded", FULL, "graded lesson20 (1).ipynb as lesson20.ipynb"),
     "x-broken": ("failed", 0.0, "could not be read as a Jupyter notebook"),
     "x-nofolder": ("failed", 0.0, "no lesson20/ folder"),
     "bad id": ("failed", 0.0, "not a usable student id"),
@@ -152,7 +153,7 @@ def test_grades_json_has_every_student_and_every_autograded_item(graded):
             assert set(entry) == {"score", "max_score"}
             assert isinstance(entry["score"], float) and entry["max_score"] == auto[grade_id]
         assert row["total"] == sum(e["score"] for e in row["items"].values())
-        assert row["max_total"] == sum(auto.values()) == 12.0
+        assert row["max_total"] == sum(auto.values()) == FULL
 
 
 @pytest.mark.parametrize("student", sorted(EXPECTED))
@@ -161,7 +162,7 @@ def test_each_submission_gets_a_status_and_a_reason(graded, student):
     row = graded["grades"]["students"][student]
     assert (row["status"], row["total"]) == (status, total), row
     assert words in row["reason"]
-    if total == 12.0:
+    if total == FULL:
         assert all(e["score"] == e["max_score"] for e in row["items"].values())
     if status == "failed":
         assert all(e["score"] == 0.0 for e in row["items"].values())
@@ -237,7 +238,7 @@ def test_gradebook_holds_per_cell_scores(graded):
         for student in ("ref", "stub", "renamed", "x-broken", "x-nofolder"):
             scores = {g.name: g.score for g in gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student).grades}
             for item in AUTO_ITEMS:
-                expected = item.points if EXPECTED[student][1] == 12.0 else 0.0
+                expected = item.points if EXPECTED[student][1] == FULL else 0.0
                 assert scores[item.id] == expected, (student, item.id)
         with pytest.raises(MissingEntry):
             gb.find_student("bad id")

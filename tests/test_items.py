@@ -81,6 +81,8 @@ def test_student_stubs_raise_naming_the_exercise():
         "accumulate_gradients": [lambda ns: ns["accumulate_gradients"](None, None, torch.zeros(2), None, 1)],
         "mixed_precision_train_step": [
             lambda ns: ns["mixed_precision_train_step"](None, [], None, None, None, None, None, 1)],
+        "token_accumulation": [
+            lambda ns: ns["accumulate_token_gradients"](None, torch.zeros(1, 2), torch.zeros(1, 2), 1)],
     }
     for item_id, fns in calls.items():
         for fn in fns:

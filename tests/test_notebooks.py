@@ -38,7 +38,7 @@ def student(tmp_path_factory):
 def test_instructor_notebook_passes_every_check(instructor):
     assert not outputs(instructor, "error")
     cells = check_cells(instructor)
-    assert len(cells) == 7
+    assert len(cells) == 8
     for grade_id, cell in cells:
         result = [o for o in cell.outputs if o.output_type == "execute_result"]
         assert result and float(result[0].data["text/plain"]) == ITEMS_BY_ID[grade_id].points, grade_id

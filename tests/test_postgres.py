@@ -22,7 +22,7 @@ from autograder.instructor.staging import select_students
 from autograder.instructor.gradebook import normalise_db_url
 from autograder.items import ASSIGNMENT, AUTO_ITEMS, ITEMS
 from tests.helpers import ROOT, SOLUTION_NB, STUDENT_NB
-from tests.test_grade_cli import counts, grade_command
+from tests.test_grade_cli import FULL, counts, grade_command
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -175,6 +175,6 @@ def test_two_shards_at_once_fill_one_postgres_gradebook(postgres_url, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     doc = json.loads((merged / "grades.json").read_text())
     assert {s: row["total"] for s, row in doc["students"].items()} == {
-        s: 12.0 if kind == "ref" else 0.0 for s, kind in kinds.items()}
+        s: FULL if kind == "ref" else 0.0 for s, kind in kinds.items()}
     assert sorted(row["status"] for row in doc["students"].values()) == ["failed", "failed", "graded", "graded"]
     print(f"two shards graded {len(kinds)} students in {elapsed:.1f} s")

@@ -43,7 +43,7 @@ def shown(monkeypatch):
     return boxes
 
 
-@pytest.mark.parametrize("qid", sorted(QUIZZES))
+@pytest.mark.parametrize("qid", sorted(q for q in QUIZZES if not QUIZZES[q].graded))
 def test_each_choice_shows_its_own_feedback(qid, shown):
     quiz_module.quiz(qid)
     radio, button, feedback = parts(shown[-1])
@@ -52,6 +52,28 @@ def test_each_choice_shows_its_own_feedback(qid, shown):
         button.click()
         assert ("lesson20-quiz-right" in feedback.value) == choice.right
         assert quiz_module._inline_code(choice.feedback) in feedback.value
+
+
+def test_practice_5_is_graded_so_its_widget_gives_nothing_away(shown):
+    """The widget above the graded Q5_ANSWER cell poses the question only: no Check button, no verdict, no feedback."""
+    import ipywidgets as widgets
+    assert QUIZZES["practice_5"].graded
+    quiz_module.quiz("practice_5")
+    box = shown[-1]
+    radio, feedback = parts_without_button(box)
+    assert not any(isinstance(w, widgets.Button) for w in box.children)
+    for index, _ in enumerate(QUIZZES["practice_5"].choices):
+        radio.value = index
+        assert "lesson20-quiz-right" not in feedback.value and "lesson20-quiz-wrong" not in feedback.value
+    texts = " ".join(w.value for w in box.children if isinstance(w, widgets.HTML))
+    assert not any(choice.feedback[:40] in texts for choice in QUIZZES["practice_5"].choices)
+
+
+def parts_without_button(box):
+    import ipywidgets as widgets
+    radio = next(w for w in box.children if isinstance(w, widgets.RadioButtons))
+    feedback = next(w for w in box.children if "lesson20-quiz-feedback" in w._dom_classes)
+    return radio, feedback
 
 
 def test_check_without_an_answer_asks_for_one(shown):

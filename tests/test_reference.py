@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder.checks import probes
-from autograder.checks.expect import full_batch_grads, max_abs_diff
+from autograder.checks.expect import (full_batch_grads, full_batch_token_grads, max_abs_diff,
+                                      token_batch_of_lengths)
 from autograder.instructor.reference import reference_namespace
 
 REF = reference_namespace()
@@ -143,3 +144,24 @@ def test_train_step_skips_on_overflow():
     (loss, stepped), model, masters, start, _, _, scaler = sgd_step(4, init_scale=2.0**40)
     assert stepped is False and math.isfinite(loss) and scaler.scale == 2.0**39
     assert all(torch.equal(m.detach(), s) for m, s in zip(masters, start))
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 9), min_size=1, max_size=9), st.integers(1, 10), st.integers(0, 3),
+       st.integers(0, 1000))
+def test_token_accumulation_equals_one_float64_batch(lengths, micro, masked, seed):
+    """Every counted token weighs the same, however long the sequences and however they are split."""
+    spec = {"arch": "lm", "vocab": 7, "dim": 4, "seed": seed, "dtype": "float64"}
+    inputs, targets = token_batch_of_lengths([n + 1 for n in lengths], 7, seed, masked_prefix=masked)
+    model = probes.build_model(spec)
+    if not (targets != -100).any():
+        with pytest.raises(ValueError, match="token_accumulation"):
+            REF["accumulate_token_gradients"](model, inputs, targets, micro)
+        return
+    seen = probes.record_batches(model)
+    for p in model.parameters():
+        p.grad = torch.full_like(p, 5.0)  # stale
+    loss = REF["accumulate_token_gradients"](model, inputs, targets, micro)
+    want, want_loss = full_batch_token_grads(spec, inputs, targets)
+    assert max(seen) <= micro and type(loss) is float and math.isclose(loss, want_loss, rel_tol=1e-9)
+    assert all(max_abs_diff(p.grad, w) < 1e-12 for p, w in zip(model.parameters(), want))

@@ -150,3 +150,31 @@ def relative_error(got: list, want: list, start: list) -> float:
     if den == 0.0:
         return 0.0 if num == 0.0 else math.inf
     return math.sqrt(num / den)
+
+
+def token_batch_of_lengths(lengths, vocab: int, seed: int, ignore_index: int = -100, pad_id: int = 0,
+                           masked_prefix: int = 0):
+    """Sequences of the given lengths, padded to the longest: token ids (B, T) and targets (B, T).
+
+    Targets past a sequence's end are ignore_index (padding), and so are its first `masked_prefix`
+    targets (a prompt that does not count, as in instruction tuning).
+    """
+    g = torch.Generator().manual_seed(seed)
+    longest = max(lengths)
+    inputs = torch.full((len(lengths), longest), pad_id, dtype=torch.long)
+    targets = torch.full((len(lengths), longest), ignore_index, dtype=torch.long)
+    for row, n in enumerate(lengths):
+        inputs[row, :n] = torch.randint(0, vocab, (n,), generator=g)
+        targets[row, :n] = torch.randint(0, vocab, (n,), generator=g)
+        targets[row, :min(masked_prefix, n)] = ignore_index
+    return inputs, targets
+
+
+def full_batch_token_grads(model_spec: dict, inputs, targets, ignore_index: int = -100, dtype=torch.float64):
+    """The oracle for token-level accumulation: one backward of the mean cross-entropy over every
+    counted target token of the whole batch, in float64 by default."""
+    model = probes.build_model(model_spec).to(dtype)
+    logits = model(inputs)  # (B, T, V)
+    value = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=ignore_index)
+    value.backward()
+    return [None if p.grad is None else p.grad.detach() for p in model.parameters()], float(value.detach())

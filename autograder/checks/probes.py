@@ -158,6 +158,20 @@ class Embedder(nn.Module):
         return self.head(self.embed(idx).mean(dim=1))
 
 
+class TinyLM(nn.Module):
+    """Token ids (B, T) -> logits (B, T, V): each position sees the mean embedding of its prefix."""
+
+    def __init__(self, vocab, dim):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, idx):
+        h = self.embed(idx).cumsum(dim=1)  # (B, T, dim)
+        positions = torch.arange(1, idx.shape[1] + 1, device=idx.device, dtype=h.dtype)
+        return self.head(torch.tanh(h / positions[:, None]))  # (B, T, V)
+
+
 def build_model(spec: dict) -> nn.Module:
     """A small model from a plain spec: {"arch", "seed", "dtype", ...}, identical in every process."""
     torch.manual_seed(spec["seed"])
@@ -171,6 +185,8 @@ def build_model(spec: dict) -> nn.Module:
         model = nn.Sequential(*layers)
     elif spec["arch"] == "embed":
         model = Embedder(spec["vocab"], spec["dim"], spec["classes"])
+    elif spec["arch"] == "lm":
+        model = TinyLM(spec["vocab"], spec["dim"])
     else:
         raise ValueError(f"unknown arch {spec['arch']!r}")
     if "frozen" in spec:  # a parameter with requires_grad=False never gets a .grad
@@ -447,3 +463,28 @@ def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_si
 @probe
 def q5_answer(ns):
     return {"answer": describe(lookup(ns, "Q5_ANSWER"))}
+
+
+# ---- Exercise 7 ----
+
+@probe
+def token_accumulation(ns, model, inputs, targets, micro_batch_size, ignore_index=None, stale_grads=False):
+    """Call accumulate_token_gradients once; a ValueError is reported as data (an empty batch must raise one)."""
+    fn = lookup(ns, "accumulate_token_gradients")
+    net = build_model(model)
+    batches = record_batches(net)
+    if stale_grads:
+        for p in net.parameters():
+            p.grad = torch.full_like(p, 3.0)
+    kwargs = {} if ignore_index is None else {"ignore_index": ignore_index}
+    what = (f"accumulate_token_gradients(model, {_shape(inputs)}, targets, micro_batch_size={micro_batch_size}"
+            + "".join(f", {k}={v}" for k, v in kwargs.items()) + ")")
+    out = {"names": [name for name, _ in net.named_parameters()], "batches": batches}
+    try:
+        result = fn(net, inputs, targets, micro_batch_size, **kwargs)
+    except NotImplementedError as exc:
+        raise StudentRaised(what, describe_exception(exc)) from None
+    except BaseException as exc:  # the checks decide whether this exception was the right one
+        return {**out, "raised": describe_exception(exc), "value_error": isinstance(exc, ValueError), "call": what}
+    return {**out, "raised": None, "call": what, "returned": describe(result), "grads": grads_of(net.parameters()),
+            "values": values_of(net.parameters())}

@@ -5,6 +5,8 @@ import torch
 from autograder.checks.expect import fp32_masters, max_abs_diff, model_values
 
 FP16_MODEL = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 1, "dtype": "float16"}
+# with an fp32 model, .float() returns the very same tensor: only here can a master alias the model
+FP32_MODEL = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 5, "dtype": "float32"}
 
 
 def test_one_fp32_leaf_per_parameter(student):
@@ -67,3 +69,33 @@ def test_copy_back_keeps_dtype_and_parameters(student):
     assert all(out["leaves"]), (
         "After the copy a model parameter is no longer a leaf (or lost requires_grad): the copy was tracked "
         "by autograd. Hint: do it under `with torch.no_grad():`.")
+
+
+def test_masters_of_an_fp32_model_own_their_memory(student):
+    """The masters of an fp32 model are copies: changing the model afterwards leaves them alone"""
+    out = student.run("make_master_params", model=FP32_MODEL)
+    want = model_values(FP32_MODEL)
+    assert out["length"] == len(want), (
+        f"make_master_params(fp32 model) returned {out['length']} tensors for {len(want)} parameters.")
+    for i, (m, after, w) in enumerate(zip(out["masters"], out["after_model_changed"], want)):
+        shared = m.get("shares_memory") or after is None or max_abs_diff(after, w) != 0
+        assert not shared, (
+            f"make_master_params(model) on an fp32 model: master {i} shares memory with parameter {i} (adding 1 "
+            "to the model changed it too). For an fp32 tensor, .float() and .to(torch.float32) return the tensor "
+            "itself, not a copy. Hint: .clone() it, or pass copy=True to .to().")
+
+
+def test_master_grads_share_no_memory_with_the_model(student):
+    """model_grads_to_master_grads gives an fp32 model's masters gradients of their own"""
+    masters = fp32_masters(FP32_MODEL)
+    grads = [torch.randn(m.shape, generator=torch.Generator().manual_seed(10 + i)) for i, m in enumerate(masters)]
+    out = student.run("model_grads_to_master_grads", model=FP32_MODEL, grads=grads, masters=masters,
+                      master_grads=[None] * len(masters))
+    for i, (got, after, g) in enumerate(zip(out["master_grads"], out["master_grads_after_model_changed"], grads)):
+        assert got is not None and max_abs_diff(got, g) == 0, (
+            f"model_grads_to_master_grads on an fp32 model: master {i}'s .grad does not equal the model's gradient.")
+        assert after is not None and max_abs_diff(after, g) == 0, (
+            f"model_grads_to_master_grads on an fp32 model: master {i}'s .grad shares memory with the model's "
+            "(adding 1 to the model's .grad changed it too), so the next backward() or zero_grad() would change "
+            "the masters' gradients behind the optimizer's back. For an fp32 gradient, .float() returns the same "
+            "tensor. Hint: p.grad.detach().to(torch.float32, copy=True), or .clone().")

@@ -90,3 +90,27 @@ def test_micro_batches_are_respected(student):
     assert err < 0.05, (
         f"With a batch of 10 split 4 + 4 + 2, the update is {err:.0%} off the full-batch SGD step. "
         "Hint: weight each micro-batch's loss by its size / 10, not by 1 / number of micro-batches.")
+
+
+def test_clipping_uses_the_unscaled_norm(student):
+    """With max_grad_norm, the update is clipped to max_grad_norm measured on the true (unscaled) gradient"""
+    inputs, targets = classification_batch(12, 6, 4, seed=12)
+    max_norm = 0.05
+    out = student.run("mixed_precision_train_step", model=MODEL, masters=fp32_masters(MODEL),
+                      batches=[(inputs, targets)], loss="cross_entropy", micro_batch_size=4, optimizer=SGD,
+                      max_grad_norm=max_norm)
+    grads, _ = full_batch_grads(MODEL, "cross_entropy", inputs, targets)
+    norm = math.sqrt(sum(float(g.pow(2).sum()) for g in grads))
+    clip = min(1.0, max_norm / norm)  # clip_grad_norm_'s factor, on the float64 gradient
+    updates = [m.double() - s.double() for m, s in zip(out["steps"][0]["masters"], fp32_masters(MODEL))]
+    moved = math.sqrt(sum(float(u.pow(2).sum()) for u in updates))
+    want = SGD["lr"] * clip * norm
+    err = max(max_abs_diff(u, -SGD["lr"] * clip * g) for u, g in zip(updates, grads))
+    hint = ("Hint: clip after scaler.unscale_. A scaled gradient's norm is S times too large, so clipping it first "
+            "acts as a threshold of max_grad_norm / S and cuts far too hard." if moved < want / 2 else
+            "Hint: clip the total norm of all the master gradients together (torch.nn.utils.clip_grad_norm_), "
+            "after unscaling, so the step keeps the gradient's direction.")
+    assert err <= 0.05 * SGD["lr"] * clip * max(float(g.abs().max()) for g in grads), (
+        f"mixed_precision_train_step(SGD lr={SGD['lr']}, scale 2^16, max_grad_norm={max_norm}): the gradient's norm "
+        f"is {norm:.3g}, so the clipped update should have norm lr * {max_norm} = {want:.3g}; the masters moved by "
+        f"{moved:.3g}. {hint}")

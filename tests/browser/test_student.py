@@ -28,7 +28,8 @@ def stub_ids(path) -> list:
 
 
 def assert_quizzes_work(page):
-    """Every quiz renders; each wrong choice shows its own feedback, the right one says it is right."""
+    """Every quiz renders; each wrong choice shows its own feedback, the right one says it is right (a graded
+    question shows neither)."""
     quizzes = page.locator(".lesson20-quiz")
     expect(quizzes).to_have_count(len(QUIZZES))
     for question_id, question in QUIZZES.items():
@@ -47,6 +48,11 @@ def assert_quizzes_work(page):
         for (_, bottom), (top, _) in zip(rows, rows[1:]):
             assert bottom <= top + 0.5, f"{question_id}: the choices overlap on screen: {rows}"
         feedback = box.locator(".lesson20-quiz-feedback")
+        if question.graded:  # posed only: no Check button, no verdict, nothing that gives the answer away
+            expect(box.get_by_role("button", name="Check")).to_have_count(0)
+            box.get_by_role("radio", name=plain(next(c for c in question.choices if c.right).text), exact=True).check()
+            expect(feedback.locator(".lesson20-quiz-right")).to_have_count(0)
+            continue
         # wrong answers first, so the right answer must replace a "wrong" verdict
         for choice in sorted(question.choices, key=lambda c: c.right):
             box.get_by_role("radio", name=plain(choice.text), exact=True).check()

@@ -172,13 +172,13 @@ ALTERNATIVES = [
                 if p.grad is None:
                     m.grad = None
                 else:
-                    m.grad = p.grad.float()  # a new fp32 tensor for fp16/bf16 gradients
+                    m.grad = p.grad.clone().float()  # clone first: a copy of its own even for an fp32 model
 
 
         def master_params_to_model_params(model_params, master_params):
             for p, m in zip(model_params, master_params):
                 p.data.copy_(m.data)
-        '''), doc="clone().detach().float(), p.grad.float(), p.data.copy_(m.data)"),
+        '''), doc="clone().detach().float(), p.grad.clone().float(), p.data.copy_(m.data)"),
     alt("alt_master_parameters", Replace("master_weights", None, '''
         import torch.nn as nn
 
@@ -402,4 +402,45 @@ ALTERNATIVES = [
         doc="an upper-case letter with a comment"),
     alt("alt_q5_parenthesised", Replace("q5_answer", None, "Q5_ANSWER = ' (b) '"),
         doc="the letter in parentheses, with spaces"),
+]
+
+# ---- issue 8: Exercise 7 written differently ----
+ALTERNATIVES += [
+    alt("alt_token_mean_times_share", Replace("token_accumulation", "accumulate_token_gradients", '''
+        def accumulate_token_gradients(model, inputs, targets, micro_batch_size, ignore_index=-100):
+            mask = targets != ignore_index
+            total = int(mask.sum())
+            if not total:
+                raise ValueError(f"no counted tokens: every target equals ignore_index={ignore_index}")
+            for p in model.parameters():
+                p.grad = None
+            loss_value = 0.0
+            for start in range(0, len(inputs), micro_batch_size):
+                y = targets[start:start + micro_batch_size]
+                n_i = int((y != ignore_index).sum())
+                if n_i == 0:
+                    continue  # a micro-batch of padding only: its mean would be NaN, its share is 0
+                logits = model(inputs[start:start + micro_batch_size])
+                mean = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=ignore_index)
+                (mean * (n_i / total)).backward()
+                loss_value += mean.item() * n_i / total
+            return loss_value
+        '''), doc="each micro-batch's token mean times its share of the tokens; skips micro-batches of padding"),
+    alt("alt_token_masked_per_token_losses", Replace("token_accumulation", "accumulate_token_gradients", '''
+        def accumulate_token_gradients(model, inputs, targets, micro_batch_size, ignore_index=-100):
+            total = (targets != ignore_index).sum().item()
+            if total == 0:
+                raise ValueError("the batch has no target token that counts")
+            model.zero_grad()
+            summed = 0.0
+            for start in range(0, inputs.size(0), micro_batch_size):
+                y = targets[start:start + micro_batch_size]
+                logits = model(inputs[start:start + micro_batch_size]).transpose(1, 2)  # (b, V, T)
+                keep = y != ignore_index
+                per_token = F.cross_entropy(logits, y.masked_fill(~keep, 0), reduction="none")  # (b, T)
+                part = (per_token * keep).sum()
+                (part / total).backward()
+                summed += float(part)
+            return summed / total
+        '''), doc="per-token losses with reduction='none', masked by hand, logits as (b, V, T)"),
 ]

@@ -568,3 +568,84 @@ Q5 = [
 ]
 
 BUGGY = UNDERFLOW + STATIC + DYNAMIC + MASTER + ACCUMULATE + TRAIN_STEP + Q5
+
+
+# ---- issue 8: the aliasing the fp32 visible checks catch, and Exercise 7 ----
+
+MASTER_FP32 = [
+    master("master_grads_alias_fp32", "model_grads_to_master_grads", '''
+        def model_grads_to_master_grads(model_params, master_params):
+            for p, master in zip(model_params, master_params):
+                master.grad = None if p.grad is None else p.grad.detach().float()
+        ''', ".float() of an fp32 gradient is the gradient itself: the master's .grad aliases the model's",
+           also=()),
+]
+
+
+def token(name, body, doc):
+    return bug(name, "token_accumulation",
+               Replace("token_accumulation", "accumulate_token_gradients", body), doc=doc)
+
+
+# the reference with one thing changed
+TOKEN_TEMPLATE = '''
+def accumulate_token_gradients(model, inputs, targets, micro_batch_size, ignore_index=-100):
+    counted = int((targets != ignore_index).sum())
+    {empty}
+    {zero}
+    starts = range(0, inputs.shape[0], micro_batch_size)
+    total_loss = 0.0
+    for start in starts:
+        x = inputs[start:start + micro_batch_size]
+        y = targets[start:start + micro_batch_size]
+        logits = model(x)
+        {loss}
+        {backward}
+        {accumulate}
+    return {returned}
+'''
+
+TOKEN_PARTS = dict(
+    empty="if counted == 0:\n        raise ValueError('no target token counts')",
+    zero="model.zero_grad(set_to_none=True)",
+    loss="loss_sum = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=ignore_index, "
+         "reduction='sum')",
+    backward="(loss_sum / counted).backward()",
+    accumulate="total_loss += loss_sum.item()",
+    returned="total_loss / counted",
+)
+
+
+def token_variant(name, doc, **changes):
+    return token(name, TOKEN_TEMPLATE.format(**{**TOKEN_PARTS, **changes}), doc)
+
+
+TOKEN = [
+    token_variant("token_mean_over_micro_batch_count",
+                  "each micro-batch's own token mean divided by the number of micro-batches: the Hugging Face bug",
+                  loss="loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=ignore_index)",
+                  backward="(loss / len(starts)).backward()",
+                  accumulate="total_loss += loss.item() / len(starts)",
+                  returned="total_loss"),
+    token_variant("token_weighted_by_examples",
+                  "each micro-batch's token mean weighted by its share of the sequences, not of the tokens",
+                  loss="loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=ignore_index)",
+                  backward="(loss * x.shape[0] / inputs.shape[0]).backward()",
+                  accumulate="total_loss += loss.item() * x.shape[0] / inputs.shape[0]",
+                  returned="total_loss"),
+    token_variant("token_counts_padding", "divides by every target position, padding included",
+                  backward="(loss_sum / targets.numel()).backward()",
+                  returned="total_loss / targets.numel()"),
+    token_variant("token_ignores_ignore_index", "always ignores -100, whatever ignore_index says",
+                  empty="if int((targets != -100).sum()) == 0:\n        raise ValueError('no target token counts')",
+                  loss="loss_sum = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction='sum')"),
+    token_variant("token_empty_batch_returns_nan", "no ValueError on a batch without counted tokens",
+                  empty="pass",
+                  backward="(loss_sum / max(counted, 1)).backward()",
+                  returned="total_loss / counted if counted else float('nan')"),
+    token_variant("token_keeps_stale_grads", "never zeroes the gradients left from before the call", zero="pass"),
+    token_variant("token_returns_tensor", "returns the loss as a tensor",
+                  accumulate="total_loss = total_loss + loss_sum.detach()"),
+]
+
+BUGGY = BUGGY + MASTER_FP32 + TOKEN

@@ -73,8 +73,9 @@ def test_clipping_happens_after_unscaling(student, reference):
     """Clipping uses the true (unscaled) gradient norm"""
     got, want, start = run_both(student, reference, optimizer={"name": "sgd", "lr": 0.5}, max_grad_norm=0.05)
     assert_like_reference(got, want, start, "mixed_precision_train_step(..., max_grad_norm=0.05)",
-                          "Hint: clip the master gradients after unscale_, or the clip threshold is "
-                          "multiplied by the loss scale; clip only when max_grad_norm is not None.")
+                          "Hint: clip the master gradients after unscale_: a scaled gradient's norm is S times too "
+                          "large, so clipping it first acts as a threshold of max_grad_norm / S and cuts far too "
+                          "hard; clip only when max_grad_norm is not None.")
 
 
 def test_tiny_gradients_survive(student, reference):

@@ -1,0 +1,81 @@
+"""Visible checks for Exercise 7: accumulate_token_gradients, against one float64 backward over every
+counted token of the whole batch."""
+import math
+
+import torch
+
+from autograder.checks.expect import (full_batch_token_grads, number, shown, tensor_list_diff,
+                                      token_batch_of_lengths)
+
+LM = {"arch": "lm", "vocab": 11, "dim": 6, "seed": 4, "dtype": "float64"}
+# very different lengths: micro-batches of 2 hold 13, 3 and 18 counted tokens
+LENGTHS = [12, 1, 2, 1, 9, 9]
+WEIGHTING_HINT = ("Weight each micro-batch by its share of the counted tokens: add up the per-token losses of the "
+                  "micro-batch (reduction=\"sum\") and divide by the number of counted tokens in the whole batch. "
+                  "Dividing each micro-batch's mean by the number of micro-batches (or weighting by examples) gives "
+                  "a short sequence's tokens more weight than a long one's: the Hugging Face bug of October 2024.")
+
+
+def run(student, lengths=LENGTHS, micro=2, stale=False, seed=0):
+    inputs, targets = token_batch_of_lengths(lengths, LM["vocab"], seed)
+    out = student.run("token_accumulation", model=LM, inputs=inputs, targets=targets, micro_batch_size=micro,
+                      stale_grads=stale)
+    return out, inputs, targets
+
+
+def returned_normally(out):
+    raised = out["raised"]
+    assert raised is None, (f"{out['call']} raised {raised['type']}: {raised['message']}"
+                            + (f" ({raised['where']})" if raised.get("where") else "")
+                            + ". Only a batch without any counted token should raise.")
+
+
+def test_matches_one_full_batch_with_uneven_lengths(student):
+    """The accumulated gradient equals one backward over all counted tokens, with very uneven sequences"""
+    out, inputs, targets = run(student)
+    returned_normally(out)
+    want, _ = full_batch_token_grads(LM, inputs, targets)
+    diff, where = tensor_list_diff(out["grads"], want, out["names"])
+    assert diff < 1e-9, (
+        f"{out['call']}, sequences of lengths {LENGTHS} padded with ignore_index: grads differ from one backward "
+        f"over the whole batch by {diff:.2g} in {where}. {WEIGHTING_HINT}")
+
+
+def test_returns_the_mean_over_counted_tokens(student):
+    """Returns the whole batch's mean loss per counted token, as a Python float"""
+    out, inputs, targets = run(student)
+    returned_normally(out)
+    _, loss = full_batch_token_grads(LM, inputs, targets)
+    got = number(out["returned"])
+    assert got is not None and math.isclose(got, loss, rel_tol=1e-7), (
+        f"{out['call']} returned {shown(out['returned'])}; the mean cross-entropy over the "
+        f"{int((targets != -100).sum())} counted tokens of the whole batch is {loss:.6f}. Hint: add up the summed "
+        "token losses of every micro-batch, and divide once by the whole batch's count.")
+    assert out["returned"]["type"] == "float", f"{out['call']} returned {shown(out['returned'])}; return a Python float."
+
+
+def test_never_more_than_micro_batch_size_and_stale_grads_discarded(student):
+    """At most micro_batch_size sequences at a time, and gradients from before the call are discarded"""
+    # equal lengths and equal micro-batches: here every weighting agrees, so only the stale gradients can differ
+    out, inputs, targets = run(student, lengths=[5] * 8, micro=4, stale=True)
+    returned_normally(out)
+    assert out["batches"] and max(out["batches"]) <= 4, (
+        f"{out['call']} called the model on batches of {out['batches']} sequences; none may hold more than 4.")
+    want, _ = full_batch_token_grads(LM, inputs, targets)
+    diff, where = tensor_list_diff(out["grads"], want, out["names"])
+    assert diff < 1e-9, (
+        f"Every .grad held 3.0 before {out['call']}; afterwards the grads differ from the full-batch gradient by "
+        f"{diff:.2g} in {where}. Hint: zero the gradients once, before the loop.")
+
+
+def test_batch_without_counted_tokens_raises_value_error(student):
+    """A batch in which every target is ignore_index raises ValueError"""
+    inputs = torch.zeros(3, 4, dtype=torch.long)
+    targets = torch.full((3, 4), -100, dtype=torch.long)
+    out = student.run("token_accumulation", model=LM, inputs=inputs, targets=targets, micro_batch_size=2)
+    raised = out["raised"]
+    assert raised is not None and out["value_error"], (
+        f"{out['call']} with every target equal to ignore_index "
+        + (f"returned {shown(out['returned'])}" if raised is None else f"raised {raised['type']}: {raised['message']}")
+        + "; the mean over zero tokens is undefined, so raise ValueError with a message that says so. "
+        "Hint: count the targets that are not ignore_index before the loop.")

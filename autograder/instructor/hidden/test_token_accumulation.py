@@ -1,0 +1,86 @@
+"""Hidden checks for Exercise 7: accumulate_token_gradients against a float64 full batch and the reference."""
+import math
+
+import pytest
+import torch
+
+from autograder.checks.expect import (full_batch_token_grads, model_values, number, shown, tensor_list_diff,
+                                      token_batch_of_lengths)
+
+LM64 = {"arch": "lm", "vocab": 13, "dim": 5, "seed": 41, "dtype": "float64"}
+LM32 = {"arch": "lm", "vocab": 17, "dim": 8, "seed": 42, "dtype": "float32"}
+
+CASES = [
+    pytest.param([1, 16, 2, 15, 1], 2, -100, 0, False, id="lengths 1..16 in 2s"),
+    pytest.param([3, 3, 3, 3, 3, 3, 3], 3, -100, 0, False, id="equal lengths, 3+3+1 sequences"),
+    pytest.param([14, 1, 1, 1, 1, 1, 1, 1, 1], 4, -100, 0, True, id="one long sequence, stale grads"),
+    pytest.param([9, 2, 7, 1], 1, -1, 0, False, id="one sequence at a time, ignore_index=-1"),
+    pytest.param([10, 4, 6, 3, 8], 2, 0, 2, True, id="prompt masked, ignore_index=0, stale grads"),
+    pytest.param([5, 12, 1], 10, -100, 0, False, id="micro-batch larger than the batch"),
+    pytest.param([2, 2, 11, 12], 2, -100, 3, False, id="a micro-batch with no counted token"),
+]
+
+
+def batch(lengths, ignore_index, masked_prefix, seed):
+    # with ignore_index=0 the pad id must differ from it, or padding would be "counted" as class 0 elsewhere
+    return token_batch_of_lengths(lengths, LM64["vocab"], seed, ignore_index=ignore_index,
+                                  pad_id=1 if ignore_index == 0 else 0, masked_prefix=masked_prefix)
+
+
+@pytest.mark.parametrize("lengths,micro,ignore_index,masked,stale", CASES)
+def test_matches_full_batch(student, lengths, micro, ignore_index, masked, stale):
+    """Matches one float64 backward over every counted token, whatever the lengths and the split"""
+    inputs, targets = batch(lengths, ignore_index, masked, seed=len(lengths) * 7 + micro)
+    got = student.run("token_accumulation", model=LM64, inputs=inputs, targets=targets, micro_batch_size=micro,
+                      ignore_index=ignore_index, stale_grads=stale)
+    assert got["raised"] is None, (f"{got['call']} raised {got['raised']['type']}: {got['raised']['message']}; "
+                                   "the batch has counted tokens, so it should not raise.")
+    want, value = full_batch_token_grads(LM64, inputs, targets, ignore_index)
+    diff, where = tensor_list_diff(got["grads"], want, got["names"])
+    counts = [int(n) for n in (targets != ignore_index).sum(dim=1)]
+    assert diff < 1e-9, (
+        f"{got['call']}, counted tokens per sequence {counts}: grads differ from one full batch by {diff:.2g} in "
+        f"{where}. Weight each micro-batch by its counted tokens / the batch's counted tokens, and count only "
+        f"targets that are not ignore_index={ignore_index}"
+        + (" (every .grad held 3.0 before the call: zero them once, before the loop)." if stale else "."))
+    assert got["batches"] and max(got["batches"]) <= micro, (
+        f"with micro_batch_size={micro} the model saw batches of {got['batches']} sequences.")
+    returned = number(got["returned"])
+    assert returned is not None and math.isclose(returned, value, rel_tol=1e-7), (
+        f"{got['call']} returned {shown(got['returned'])}; the mean loss per counted token is {value:.6f}.")
+
+
+def test_float32_model_matches_reference(student, reference):
+    """An fp32 model's accumulated gradients agree with the reference to fp32 rounding"""
+    inputs, targets = token_batch_of_lengths([20, 3, 1, 17, 6, 2], LM32["vocab"], seed=5)
+    spec = dict(model=LM32, inputs=inputs, targets=targets, micro_batch_size=4)
+    got, want = student.run("token_accumulation", **spec), reference.run("token_accumulation", **spec)
+    assert got["raised"] is None, f"{got['call']} raised {got['raised']['type']}: {got['raised']['message']}."
+    diff, where = tensor_list_diff(got["grads"], want["grads"], got["names"])
+    scale = max(float(g.abs().max()) for g in want["grads"])
+    assert diff <= 1e-5 * scale, (
+        f"{got['call']} on an fp32 model: {where} differs from the reference by {diff:.3g} "
+        f"(largest gradient {scale:.3g}).")
+
+
+def test_weights_are_not_changed(student):
+    """Only gradients change: the weights stay as they were"""
+    inputs, targets = batch([4, 9, 2], -100, 0, seed=8)
+    got = student.run("token_accumulation", model=LM64, inputs=inputs, targets=targets, micro_batch_size=2)
+    assert got["raised"] is None, f"{got['call']} raised {got['raised']['type']}: {got['raised']['message']}."
+    diff, where = tensor_list_diff(got["values"], model_values(LM64), got["names"])
+    assert diff == 0, (f"{got['call']} changed the weights ({where} moved by {diff:.3g}); it computes gradients "
+                       "only, the optimizer steps elsewhere.")
+
+
+@pytest.mark.parametrize("ignore_index", [-100, 7], ids=["default", "ignore_index=7"])
+def test_empty_batch_raises_value_error(student, ignore_index):
+    """A batch without any counted token raises ValueError, whatever ignore_index is"""
+    inputs = torch.ones(4, 5, dtype=torch.long)
+    targets = torch.full((4, 5), ignore_index, dtype=torch.long)
+    got = student.run("token_accumulation", model=LM64, inputs=inputs, targets=targets, micro_batch_size=3,
+                      ignore_index=None if ignore_index == -100 else ignore_index)
+    assert got["raised"] is not None and got["value_error"], (
+        f"{got['call']} with every target equal to ignore_index should raise ValueError, but it "
+        + (f"returned {shown(got['returned'])}." if got["raised"] is None else
+           f"raised {got['raised']['type']}: {got['raised']['message']}."))
