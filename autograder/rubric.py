@@ -60,9 +60,10 @@ RUBRIC = {
         Behaviour("fp32_leaves", "make_master_params returns a list of fp32 leaves with requires_grad=True, one per "
                   "parameter in order, holding its values", 0.4, ("test_one_fp32_leaf_per_parameter",)),
         Behaviour("separate_copies", "Each master owns its memory, even when the model is already fp32", 0.4,
-                  ("test_masters_share_no_memory",), central=True),
+                  ("test_masters_share_no_memory", "test_masters_of_an_fp32_model_own_their_memory"), central=True),
         Behaviour("grads_to_fp32", "model_grads_to_master_grads sets each master's .grad to an fp32 copy of the "
-                  "model's .grad, None where it is None", 0.5, ("test_grads_are_copied_as_fp32",)),
+                  "model's .grad that shares no memory with it, None where it is None", 0.5,
+                  ("test_grads_are_copied_as_fp32", "test_master_grads_share_no_memory_with_the_model")),
         Behaviour("copy_back", "master_params_to_model_params copies the masters into the existing fp16 parameters, "
                   "in place and untracked", 0.4, ("test_copy_back_keeps_dtype_and_parameters",), central=True),
         Behaviour("copy_back_any_dtype", "The copy back keeps any model dtype (bf16, fp32), reads a generator, and "
@@ -95,11 +96,24 @@ RUBRIC = {
                   "backs off and the step returns stepped=False", 0.5,
                   ("test_overflow_skips_the_step",), central=True),
         Behaviour("clip_after_unscale", "Clips the unscaled gradients' total norm, only when max_grad_norm is given",
-                  0.2),
+                  0.2, ("test_clipping_uses_the_unscaled_norm",)),
         Behaviour("scale_update", "scaler.update(found_inf) once per call, so the scale grows after "
                   "growth_interval clean calls", 0.3),
         Behaviour("stale_grads", "Gradients left over from before the call do not leak into the step", 0.2),
         Behaviour("integer_inputs", "Integer inputs (token ids) are not cast to fp16", 0.2),
+    ),
+    "token_accumulation": (
+        Behaviour("token_weighting", "Weights each micro-batch by its share of the batch's counted tokens, so the "
+                  "gradient is that of the mean over every counted token (not 1/k, not per sequence)", 0.8,
+                  ("test_matches_one_full_batch_with_uneven_lengths",), central=True),
+        Behaviour("micro_batches", "At most micro_batch_size sequences at a time, and gradients from before the "
+                  "call discarded", 0.4, ("test_never_more_than_micro_batch_size_and_stale_grads_discarded",),
+                  central=True),
+        Behaviour("mean_loss", "Returns the whole batch's mean loss per counted token, as a Python float", 0.3,
+                  ("test_returns_the_mean_over_counted_tokens",)),
+        Behaviour("empty_batch", "A batch without any counted token raises ValueError", 0.3,
+                  ("test_batch_without_counted_tokens_raises_value_error",)),
+        Behaviour("weights_unchanged", "Only gradients are computed: the weights are left as they were", 0.2),
     ),
     "q5_answer": (
         Behaviour("a_letter", "Q5_ANSWER is one letter: a, b, c or d", 0.1, ("test_answer_is_a_letter",)),

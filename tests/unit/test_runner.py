@@ -31,7 +31,17 @@ def test_missing_checks_are_an_instructor_error(monkeypatch, tmp_path):
         check_files(["q5_answer"], include_hidden=True)
 
 
-def test_an_item_without_outcomes_scores_zero():
+def test_scores_come_from_the_rubric_behaviours():
     assert ItemResult(get_item("q5_answer")).score == 0.0
-    full = ItemResult(get_item("master_weights"), [Outcome("a", True), Outcome("b", True)])
-    assert full.score == 2.0
+    letter = Outcome("a", True, check="test_answer_is_a_letter", behaviour="a_letter")
+    right = Outcome("b", True, hidden=True, check="test_answer_is_right", behaviour="right_letter")
+    assert ItemResult(get_item("q5_answer"), [letter, right]).score == 1.0
+    wrong = Outcome("b", False, "no", hidden=True, check="test_answer_is_right", behaviour="right_letter")
+    assert ItemResult(get_item("q5_answer"), [letter, wrong]).score == 0.1
+
+
+def test_outcomes_carry_their_check_and_behaviour():
+    result = run_checks(["q5_answer"], LocalStudent({"Q5_ANSWER": "d"}), Reference({"Q5_ANSWER": "b"},
+                        {"q5_answer": {"test_answer_is_right": "right_letter"}}), include_hidden=True)["q5_answer"]
+    assert [(o.check, o.behaviour) for o in result.outcomes] == [("test_answer_is_a_letter", "a_letter"),
+                                                                  ("test_answer_is_right", "right_letter")]

@@ -48,6 +48,11 @@ HIDDEN_CHECKS = {
         "stale_grads": ("test_stale_gradients_do_not_matter",),
         "integer_inputs": ("test_integer_inputs_stay_integers",),
     },
+    "token_accumulation": {
+        "token_weighting": ("test_matches_full_batch", "test_float32_model_matches_reference"),
+        "empty_batch": ("test_empty_batch_raises_value_error",),
+        "weights_unchanged": ("test_weights_are_not_changed",),
+    },
     "q5_answer": {
         "right_letter": ("test_answer_is_right",),
     },
