@@ -18,6 +18,7 @@ CASES = [
     pytest.param([10, 4, 6, 3, 8], 2, 0, 2, True, id="prompt masked, ignore_index=0, stale grads"),
     pytest.param([5, 12, 1], 10, -100, 0, False, id="micro-batch larger than the batch"),
     pytest.param([2, 2, 11, 12], 2, -100, 3, False, id="a micro-batch with no counted token"),
+    pytest.param([6, 3, 9, 4], 2, 6, 0, False, id="ignore_index=6, a token id inside the vocabulary"),
 ]
 
 
@@ -84,3 +85,7 @@ def test_empty_batch_raises_value_error(student, ignore_index):
         f"{got['call']} with every target equal to ignore_index should raise ValueError, but it "
         + (f"returned {shown(got['returned'])}." if got["raised"] is None else
            f"raised {got['raised']['type']}: {got['raised']['message']}."))
+    message = (got["raised"] or {}).get("message", "")
+    assert len(message.split()) >= 3, (
+        f"{got['call']} raised ValueError({message!r}); say why in the message, for example that no target is "
+        "counted because every one equals ignore_index, so the student reading it knows what to fix.")
