@@ -147,13 +147,20 @@ def test_grades_json_has_every_student_and_every_autograded_item(graded):
     assert set(doc["students"]) == set(CLASS)
     auto = {item.id: float(item.points) for item in AUTO_ITEMS}
     for student, row in doc["students"].items():
-        assert set(row) == {"status", "reason", "items", "total", "max_total"}, student
+        # the contract, plus the per-behaviour detail of the autograded items under its own key
+        assert set(row) - {"rubric"} == {"status", "reason", "items", "total", "max_total"}, student
+        for grade_id, behaviours in row.get("rubric", {}).items():
+            assert grade_id in auto
+            assert sum(b["max_score"] for b in behaviours.values()) == pytest.approx(auto[grade_id])
         assert set(row["items"]) == set(auto), f"{student}: only autograded items before manual grading"
         for grade_id, entry in row["items"].items():
             assert set(entry) == {"score", "max_score"}
             assert isinstance(entry["score"], float) and entry["max_score"] == auto[grade_id]
         assert row["total"] == sum(e["score"] for e in row["items"].values())
         assert row["max_total"] == sum(auto.values()) == FULL
+    ref = doc["students"]["ref"]["rubric"]
+    assert set(ref) == set(auto), "the reference's rubric detail is missing"
+    assert all(b["score"] == b["max_score"] for item in ref.values() for b in item.values())
 
 
 @pytest.mark.parametrize("student", sorted(EXPECTED))

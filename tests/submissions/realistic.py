@@ -21,13 +21,12 @@ import random
 import struct
 import zlib
 
+from autograder.items import AUTO_ITEMS
+
 from . import (Append, CopyCell, DeleteCell, DropCellIds, ExecutionCounts, LineEndings, Metadata, MoveCell, NewCell,
                Outputs, Replace, TabIndent, ToMarkdown, Variant)
 
-SOLUTION_CELLS = tuple(f"{item}_solution" for item in ("underflow_fraction", "static_loss_scaler",
-                                                       "dynamic_loss_scaler", "master_weights",
-                                                       "accumulate_gradients", "mixed_precision_train_step",
-                                                       "q5_answer"))
+SOLUTION_CELLS = tuple(item.solution_cell_id for item in AUTO_ITEMS)
 
 
 def real(name, *edits, doc=""):
