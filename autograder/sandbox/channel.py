@@ -10,6 +10,8 @@ import threading
 import time
 import zipfile
 
+import torch
+
 
 class Drain(threading.Thread):
     """Reads a pipe to its end, keeping the first `limit` bytes (so a flood cannot block or fill memory)."""
@@ -45,6 +47,7 @@ class Channel:
     def __init__(self, pid: int, requests: int, replies: int, out: Drain, err: Drain):
         self.pid, self.requests, self.replies, self.out, self.err = pid, requests, replies, out, err
         self.buffer = b""
+        self.cell = None  # the cell the child last said it was starting, while it runs the notebook
         os.set_blocking(requests, False)
 
     def send(self, data: bytes, deadline: float) -> bool:
@@ -100,6 +103,43 @@ class Channel:
                 return None
         data, self.buffer = self.buffer[:size], self.buffer[size:]
         return data
+
+    def hello(self, deadline: float):
+        """Read the child's progress ({"cell": i}, kept in .cell) until its hello; None if it died first."""
+        while True:
+            message = self.line(deadline)
+            if message is None or not ("cell" in message and "ready" not in message):
+                break
+            self.cell = message["cell"] if isinstance(message["cell"], int) else None
+        if message is not None:
+            self.cell = None
+            if message.get("ready") is not True:
+                raise ValueError("the sandbox did not start properly")
+        return message
+
+    def answer(self, request_id: int, deadline: float, limit: int):
+        """The child's plain-data answer to request `request_id`; None if it died first. ValueError if it
+        broke the protocol: out of turn, too large, not a stored torch archive, not plain data."""
+        reply = self.line(deadline)
+        if reply is None:
+            return None
+        size = reply.get("size")
+        if reply.get("id") != request_id or not isinstance(size, int) or size < 0:
+            raise ValueError("the sandbox answered out of turn")
+        if size > limit:
+            raise ValueError("the answer was too large to read back")
+        payload = self.exact(size, deadline)
+        if payload is None:
+            return None
+        if not stored_zip(payload, limit):
+            raise ValueError("the answer was not in the form the sandbox writes")
+        try:
+            answer = torch.load(io.BytesIO(payload), weights_only=True)  # plain data only: nothing the student made
+        except Exception as exc:
+            raise ValueError(f"the answer could not be read as plain data ({type(exc).__name__})") from None
+        if not isinstance(answer, dict) or "status" not in answer:
+            raise ValueError("the answer had the wrong shape")
+        return answer
 
     def close(self):
         for fd in (self.requests, self.replies):

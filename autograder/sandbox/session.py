@@ -8,7 +8,6 @@ import warnings
 
 import torch
 
-from .channel import stored_zip
 from .errors import Limits, SandboxError
 from .isolation import WEAK_ISOLATION, have_bwrap
 from .zygote import open_channel
@@ -29,7 +28,6 @@ class Sandbox:
         self.starts = 0        # children started
         self.restarts = 0      # ... because a request had ended the one before
         self.requests = 0
-        self.cell = None       # the cell the child was last seen running while loading
         self.stopped = set()   # cells past their time, or that ended the child: not run again on a restart
         self.lost = []         # a problem for each cell that ended the child
         self.reload_seconds = 0.0  # what restarting the child cost the last request
@@ -63,16 +61,7 @@ class Sandbox:
         cells = [c for c in self.cells if c["index"] not in self.stopped]
         notebook = {"cells": cells, "cell_seconds": self.limits.timeout}
         self._send(json.dumps(notebook).encode() + b"\n", deadline, doing)
-        self.cell = None
-        while True:  # progress lines ({"cell": i}) until the hello
-            hello = self._line(deadline, doing)
-            if "cell" in hello and "ready" not in hello:
-                self.cell = hello["cell"] if isinstance(hello["cell"], int) else None
-                continue
-            break
-        self.cell = None
-        if hello.get("ready") is not True:
-            self._fail("protocol", "the sandbox did not start properly", doing)
+        hello = self._guard(lambda: self.channel.hello(deadline), doing)
         problems = hello.get("problems")
         problems = [p for p in (problems if isinstance(problems, list) else [])[:50] if isinstance(p, dict)]
         self.stopped |= {p.get("cell") for p in problems if p.get("type") == "CellTimeout"}
@@ -86,7 +75,6 @@ class Sandbox:
             started = time.monotonic()
             self.start()
             self.reload_seconds = time.monotonic() - started
-        self.cell = None
         self.requests += 1
         buffer = io.BytesIO()
         torch.save(spec, buffer)
@@ -95,23 +83,8 @@ class Sandbox:
         doing = f"running {probe}"
         header = json.dumps({"id": self.requests, "probe": probe, "size": len(data), "cpu_seconds": int(timeout) + 1})
         self._send(header.encode() + b"\n" + data, deadline, doing)
-        reply = self._line(deadline, doing)
-        size = reply.get("size")
-        if reply.get("id") != self.requests or not isinstance(size, int) or size < 0:
-            self._fail("protocol", "the sandbox answered out of turn", doing)
         limit = self.limits.max_answer_mb * 2**20
-        if size > limit:
-            self._fail("protocol", "the answer was too large to read back", doing)
-        payload = self._guard(lambda: self.channel.exact(size, deadline), doing)
-        if not stored_zip(payload, limit):
-            self._fail("protocol", "the answer was not in the form the sandbox writes", doing)
-        try:
-            answer = torch.load(io.BytesIO(payload), weights_only=True)  # plain data only: nothing the student made
-        except Exception as exc:
-            self._fail("protocol", f"the answer could not be read as plain data ({type(exc).__name__})", doing)
-        if not isinstance(answer, dict) or "status" not in answer:
-            self._fail("protocol", "the answer had the wrong shape", doing)
-        return answer
+        return self._guard(lambda: self.channel.answer(self.requests, deadline, limit), doing)
 
     def close(self):
         self._end_child()
@@ -155,12 +128,9 @@ class Sandbox:
     def _send(self, data: bytes, deadline: float, doing: str):
         self._guard(lambda: self.channel.send(data, deadline), doing)
 
-    def _line(self, deadline: float, doing: str) -> dict:
-        return self._guard(lambda: self.channel.line(deadline), doing)
-
     def _fail(self, reason: str, detail: str, doing: str, died: bool = False):
         if os.environ.get("LESSON20_SANDBOX_DEBUG") and self.channel is not None:
             print(bytes(self.channel.err.kept).decode(errors="replace"), file=sys.stderr)
-        cell = self.cell
+        cell = self.channel.cell if self.channel is not None else None
         status, tail = self._end_child()
         raise SandboxError(reason, detail, doing, status if died else None, tail if died else "", cell, died)
