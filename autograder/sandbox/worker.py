@@ -308,6 +308,10 @@ def warm_up(torch, probes_code):
             importlib.import_module(name)
         except Exception:
             pass
+    try:  # the first call pays for scikit-learn's lazy imports and file reads (0.7 s); library code only
+        importlib.import_module("sklearn.datasets").load_digits(return_X_y=True)
+    except Exception:
+        pass
     namespace = {"__name__": "lesson20_probes"}
     exec(probes_code, namespace)
     p = torch.ones(2, requires_grad=True)
