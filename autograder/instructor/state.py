@@ -10,14 +10,12 @@ from pathlib import Path
 
 from .files import write_atomic
 
-STATUSES = ("graded", "failed", "timeout", "error")
-
 
 @dataclass
 class StudentRecord:
     student: str
     fingerprint: str = ""                        # "" means: grade again next time
-    status: str = "graded"                       # one of STATUSES
+    status: str = "graded"                       # "graded", "failed", "timeout" or "error"
     reason: str = ""                             # why it is not simply "graded", for people
     rubric: dict = field(default_factory=dict)   # item id -> per-behaviour detail (plain data)
 
