@@ -35,7 +35,7 @@ class SubmissionResult:
             lines += ["Elsewhere: " + problem_text(p) for p in self.problems if not p.get("item")][:3]
         if self.status != "graded":
             lines.append(f"Your notebook could not be graded ({self.status}): {self.reason}")
-        return "\n".join(lines + [item_text(self.items[item_id])])
+        return "\n".join(lines + [item_text(result)])
 
 
 def problem_text(p: dict) -> str:

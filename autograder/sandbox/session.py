@@ -25,8 +25,7 @@ class Sandbox:
             warnings.warn(WEAK_ISOLATION, stacklevel=2)
         self.zygote = None
         self.channel = None
-        self.starts = 0        # children started
-        self.restarts = 0      # ... because a request had ended the one before
+        self.restarts = 0      # children started again because a request had ended the one before
         self.requests = 0
         self.stopped = set()   # cells past their time, or that ended the child: not run again on a restart
         self.lost = []         # a problem for each cell that ended the child
@@ -34,7 +33,7 @@ class Sandbox:
 
     # ---- lifecycle ----
 
-    def start(self, timeout: float = None) -> list:
+    def start(self) -> list:
         """Start a child and run the submission's notebook in it; return the problems it reported
         (plain dicts, as the child sent them).
 
@@ -43,7 +42,7 @@ class Sandbox:
         """
         for attempt in range(self.limits.max_restarts + 1):
             try:
-                return self._load(timeout) + self.lost
+                return self._load() + self.lost
             except SandboxError as exc:
                 if not (exc.died and exc.cell is not None) or attempt == self.limits.max_restarts:
                     raise
@@ -52,11 +51,10 @@ class Sandbox:
                 self.lost.append({"cell": exc.cell, "line": None, "type": "ProcessDied", "message": ended,
                                   "where": exc.tail})
 
-    def _load(self, timeout: float = None) -> list:
+    def _load(self) -> list:
         self._end_child()
-        self.starts += 1
         self.zygote, self.channel = open_channel(self.zygote, self.limits, self.isolate)
-        deadline = time.monotonic() + (timeout or self.limits.notebook_seconds)
+        deadline = time.monotonic() + self.limits.notebook_seconds
         doing = "running your notebook"
         cells = [c for c in self.cells if c["index"] not in self.stopped]
         notebook = {"cells": cells, "cell_seconds": self.limits.timeout}
