@@ -129,6 +129,7 @@ class SandboxStudent:
         self.spent = {}
         self.crashes = {}
         self.failures = {}  # item -> CheckFailure that ended it (timeout, crashes): later checks fail fast
+        self.tampered = {}  # item -> what the sandbox's guard caught the code doing during its checks
 
     def begin_item(self, item_id: str):
         self.item = item_id
@@ -164,9 +165,16 @@ class SandboxStudent:
         finally:  # running the notebook again after a crash is not this item's time
             elapsed = time.monotonic() - started - self.sandbox.reload_seconds
             self.spent[item] = self.spent.get(item, 0.0) + max(elapsed, 0.0)
+        if obs["status"] == "tampered":
+            self.tampered.setdefault(item, []).extend(f for f in obs["flags"] if f not in self.tampered.get(item, []))
+            raise CheckFailure(f"{probe.replace('_', ' ')}: {REVIEW_TEXT}", "tampered")
         if obs["status"] != "ok":
             raise probe_failure(obs, self.context)
         return obs
+
+
+REVIEW_TEXT = ("your code reached into the grader's own code or what it relies on, so this exercise is set "
+               "aside for your instructor to grade by hand")
 
 
 def plain_problem(p: dict) -> dict:

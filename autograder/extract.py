@@ -1,8 +1,8 @@
 """What code a notebook gives the grader, and in what shape.
 
 * `notebook_cells`: a submission is graded as it ran: every code cell in notebook order, as
-  nbgrader's own execution would run it, except nbgrader's test cells (and copies of them),
-  with IPython's syntax (magics, `!shell`, `obj?`) turned into calls that do nothing.
+  nbgrader's own execution would run it, except nbgrader's test cells (and copies of them);
+  the sandbox turns IPython's syntax (magics, `!shell`, `obj?`) into calls that do nothing.
 * `repair_structure`: what a student's editing did to the notebook's nbgrader cells (a copied
   cell that duplicates a grade id, a check cell turned into markdown, damaged metadata) is
   undone before grading, and each repair is noted for the feedback.
@@ -72,7 +72,8 @@ def notebook_cells(nb) -> list:
         if cell.get("cell_type") != "code" or is_test_cell(cell):
             continue
         item = cell_item(cell)
-        cells.append(CodeCell(index, ipython_source(_text(cell.get("source", ""))), bool(item), item))
+        # IPython syntax is transformed in the sandbox, on the cell's own clock (sandbox/worker.py)
+        cells.append(CodeCell(index, _text(cell.get("source", "")), bool(item), item))
     return cells
 
 
@@ -156,20 +157,6 @@ def _restore_deleted(nb) -> list:
             repairs.append(Repair(item.id, f"the check cell {item.id!r} was deleted: repaired, the exercise is "
                                            "graded as if it were there"))
     return repairs
-
-
-def ipython_source(source: str) -> str:
-    """A cell as IPython runs it: magics, `!shell` and `obj?` become get_ipython() calls (IPython's own
-    transformer), which the sandbox's stand-in shell ignores, but for a Python cell magic (%%time),
-    whose body it runs. Without IPython, those lines are blanked."""
-    try:
-        from IPython.core.inputtransformer2 import TransformerManager
-    except ImportError:
-        return strip_magics(source)
-    try:
-        return TransformerManager().transform_cell(source)
-    except Exception:  # what IPython cannot read either is the student's error to see, as written
-        return source
 
 
 def strip_magics(source: str) -> str:

@@ -10,7 +10,7 @@ it only the visible checks run.
 """
 from dataclasses import dataclass, field
 
-from .backends import SandboxStudent, plain_problem, sandbox_failure
+from .backends import REVIEW_TEXT, SandboxStudent, plain_problem, sandbox_failure
 from .extract import Repair, notebook_cells, repair_structure
 from .items import AUTO_ITEMS, get_item
 from .report import item_text
@@ -26,9 +26,16 @@ class SubmissionResult:
     problems: list = field(default_factory=list)  # errors raised while the notebook ran (plain dicts)
     repairs: list = field(default_factory=list)   # extract.Repair: what was done to the notebook's structure
 
+    @property
+    def review(self) -> dict:
+        """{item id: tamper flags} for the items set aside for an instructor to grade by hand."""
+        return {i: r.review for i, r in self.items.items() if r.review}
+
     def report(self, item_id: str) -> str:
         """The student-facing text for one item: repairs and errors in its cells, then its checks."""
         lines = [f"Your notebook's structure: {r.text}." for r in self.repairs if r.item == item_id]
+        if self.items[item_id].review:
+            lines.append(f"Set aside for review: {REVIEW_TEXT} (it was caught {'; '.join(self.items[item_id].review)}).")
         lines += [problem_text(p) for p in self.problems if p.get("item") == item_id]
         result = self.items[item_id]
         if result.score < result.item.points:  # an error elsewhere may be the cause (a helper's cell, the setup)
@@ -81,11 +88,16 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
         items = run_checks(item_ids, student, reference, include_hidden=reference is not None)
     finally:
         sandbox.close()
+    for item_id, result in items.items():  # caught while the notebook ran: every item; during checks: theirs
+        result.review = list(dict.fromkeys(sandbox.flags + student.tampered.get(item_id, [])))
     notes = [f"repaired: {r.text}" for r in repairs]
     notes += [f"cell {p['cell']} raised {p['type']}" for p in problems[:5]]
     timed_out = [i for i, failure in student.failures.items() if failure.reason == "timeout"]
     if timed_out:
         notes.append(f"ran out of time in {', '.join(timed_out)}")
+    flagged = {f for r in items.values() for f in r.review}
+    if flagged:
+        notes.append(f"set aside for review: {'; '.join(sorted(flagged))[:300]}")
     return SubmissionResult("graded", "; ".join(notes), items, problems, repairs)
 
 

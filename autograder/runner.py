@@ -34,6 +34,7 @@ class Outcome:
 class ItemResult:
     item: Item
     outcomes: list = field(default_factory=list)
+    review: list = field(default_factory=list)  # tamper flags: the item is not awarded automatically
 
     @property
     def passed(self) -> int:
@@ -45,8 +46,9 @@ class ItemResult:
 
     @property
     def score(self) -> float:
-        """The points of the rubric's behaviours whose checks all pass (see rubric.py)."""
-        return rubric.score(self.item, self.behaviours())
+        """The points of the rubric's behaviours whose checks all pass (see rubric.py); 0 for an item set
+        aside for review, which an instructor grades by hand."""
+        return 0.0 if self.review else rubric.score(self.item, self.behaviours())
 
 
 def _title(item: pytest.Item) -> str:

@@ -100,8 +100,7 @@ def test_accumulation_equals_one_float64_batch(n, micro, seed):
     spec = {"arch": "mlp", "sizes": [4, 6, 3], "seed": seed, "dtype": "float64"}
     g = torch.Generator().manual_seed(seed)
     inputs, targets = torch.randn(n, 4, generator=g, dtype=torch.float64), torch.randint(0, 3, (n,), generator=g)
-    model = probes.build_model(spec)
-    seen = probes.record_batches(model)
+    model, seen = probes.recorded_model(spec)
     for p in model.parameters():
         p.grad = torch.full_like(p, 5.0)  # stale
     loss = REF["accumulate_gradients"](model, F.cross_entropy, inputs, targets, micro)
@@ -153,12 +152,12 @@ def test_token_accumulation_equals_one_float64_batch(lengths, micro, masked, see
     """Every counted token weighs the same, however long the sequences and however they are split."""
     spec = {"arch": "lm", "vocab": 7, "dim": 4, "seed": seed, "dtype": "float64"}
     inputs, targets = token_batch_of_lengths([n + 1 for n in lengths], 7, seed, masked_prefix=masked)
-    model = probes.build_model(spec)
+    model, seen = probes.recorded_model(spec)
     if not (targets != -100).any():
         with pytest.raises(ValueError, match="token_accumulation"):
             REF["accumulate_token_gradients"](model, inputs, targets, micro)
         return
-    seen = probes.record_batches(model)
+    seen.clear()
     for p in model.parameters():
         p.grad = torch.full_like(p, 5.0)  # stale
     loss = REF["accumulate_token_gradients"](model, inputs, targets, micro)

@@ -14,6 +14,7 @@ from autograder.grading import grade_notebook
 from autograder.instructor.reference import reference
 from autograder.sandbox import WEAK_ISOLATION, have_bwrap, sandbox_uid
 from tests.submissions import ROOT, judge, make_submission, write_class
+from tests.submissions.hostile_guard import PLANTERS
 from tests.test_submissions import processes_of
 
 pytestmark = pytest.mark.slow
@@ -44,6 +45,18 @@ def test_nothing_carries_over_to_the_next_submission():
     assert second.status == "graded"
     assert scores(second)["q5_answer"] < 1.0, "the second submission read what the first one left in /tmp"
     assert zygotes() == before, "the sandbox was restarted between two well-behaved submissions"
+
+
+@needs_bwrap
+@pytest.mark.parametrize("planter", sorted(PLANTERS))
+def test_nothing_a_submission_plants_is_there_for_the_next(planter):
+    """Folders of mode 000, FIFOs, sockets, links and /dev/shm files left by one submission are gone for the
+    next one graded in the same process: emptied, or the sandbox replaced."""
+    first = grade_notebook(make_submission(planter), ["underflow_fraction"], reference=reference())
+    assert first.status == "graded" and scores(first) == {"underflow_fraction": 1.0}, first.reason
+    second = grade_notebook(make_submission("hostile_reads_any_trace"), ["q5_answer"], reference=reference())
+    assert second.status == "graded"
+    assert scores(second)["q5_answer"] < 1.0, f"the next submission found what {planter} left behind"
 
 
 def test_code_loads_as_in_the_students_kernel():

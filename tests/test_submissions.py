@@ -39,6 +39,7 @@ class Graded:
     seconds: float
     worker: int           # pid of the grading process
     left_behind: list = field(default_factory=list)  # sandbox processes alive after grading, zygotes aside
+    review: dict = field(default_factory=dict)  # item -> tamper flags, for the items set aside for review
 
 
 def processes_of(uid) -> dict:
@@ -74,7 +75,7 @@ def grade_one(name: str) -> Graded:
         left = [f"{pid}: {cmd}" for pid, (inner, cmd) in processes_of(uid).items() if inner != 2]
     messages = {i: [(o.name, o.message) for o in r.outcomes if not o.passed] for i, r in result.items.items()}
     return Graded(name, result.status, result.reason, {i: r.score for i, r in result.items.items()},
-                  messages, seconds, os.getpid(), left)
+                  messages, seconds, os.getpid(), left, result.review)
 
 
 class Listener(threading.Thread):
@@ -152,7 +153,7 @@ def scores_of(corpus, name):
 def problems(corpus, name):
     g = corpus["graded"][name]
     twin = corpus["graded"][VARIANTS[name].twin].scores if VARIANTS[name].twin else None
-    found = judge(name, g.status, g.scores, twin)
+    found = judge(name, g.status, g.scores, twin, g.review)
     if g.left_behind:
         found.append(f"processes left in the sandbox after grading: {g.left_behind[:5]}")
     return found

@@ -5,15 +5,24 @@ or in the grading sandbox. It never decides pass or fail (the checks do, in thei
 process), and what it returns is only tensors, numbers, strings, lists and dicts, so that
 `torch.load(..., weights_only=True)` can carry it out of the sandbox.
 
-This file imports nothing but torch: the sandbox copies it alone.
+This file imports nothing but torch and the standard library: the sandbox copies it alone.
+
+In the sandbox it is loaded twice for each request, after the notebook's cells have run: once for the
+probes themselves, once for PROPS, the models, losses and scaler subclass that the probes hand to the
+student's code. Whatever the student's code can reach from what it is handed (a method's
+__globals__, say) is then that second copy, never the probes' own namespace.
 """
-import traceback
+import contextlib
+import linecache
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 PROBES = {}
+PROPS = None  # the namespace the handed-out objects come from (the sandbox sets it); None: this module
+# frames may be read only under this (the sandbox's audit hook sets it; in a kernel nothing guards them)
+TRUSTED = contextlib.nullcontext()
 
 LOSSES = {
     "cross_entropy": F.cross_entropy,
@@ -72,6 +81,11 @@ def _run(namespace: dict, name: str, spec: dict) -> dict:
                                               f"{info['type']}: {info['message']}"}
 
 
+def prop(name: str):
+    """A model class, loss or helper whose objects go to the student's code: taken from PROPS."""
+    return (PROPS if PROPS is not None else globals())[name]
+
+
 def lookup(namespace: dict, name: str):
     if name not in namespace:
         raise Missing(name)
@@ -86,14 +100,26 @@ def _safe_text(obj, limit=400) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def traceback_entries(tb) -> list:
+    """(file name, line, function) of each level of a traceback, outermost first. Reading frames is what
+    the sandbox's audit hook denies the student's code, so this runs under TRUSTED, and runs no student code."""
+    entries = []
+    with TRUSTED:
+        while tb is not None and len(entries) < 200:
+            code = tb.tb_frame.f_code
+            entries.append((code.co_filename, tb.tb_lineno, code.co_name))
+            tb = tb.tb_next
+    return entries
+
+
 def describe_exception(exc: BaseException) -> dict:
     """Type, message and the innermost line of the student's code that raised."""
     where = ""
-    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-        name = frame.filename.replace("\\", "/")
-        if "/torch/" in name or name.endswith("probes.py"):
+    for filename, lineno, function in reversed(traceback_entries(exc.__traceback__)):
+        name = filename.replace("\\", "/")
+        if "/torch/" in name or name.endswith(("probes.py", "guard.py", "worker.py")):
             continue
-        where = f"line {frame.lineno} in {frame.name}(): {(frame.line or '').strip()}"
+        where = f"line {lineno} in {function}(): {linecache.getline(filename, lineno).strip()}"
         break
     return {"type": type(exc).__name__, "message": _safe_text(exc), "where": _safe_text(where, 300)}
 
@@ -149,9 +175,9 @@ def describe(value, depth: int = 0) -> dict:
 class Embedder(nn.Module):
     """Token ids (B, T) -> mean of their embeddings (B, dim) -> logits (B, classes)."""
 
-    def __init__(self, vocab, dim, classes):
+    def __init__(self, vocab, dim, classes, embedding=nn.Embedding):
         super().__init__()
-        self.embed = nn.Embedding(vocab, dim)
+        self.embed = embedding(vocab, dim)
         self.head = nn.Linear(dim, classes)
 
     def forward(self, idx):
@@ -161,9 +187,9 @@ class Embedder(nn.Module):
 class TinyLM(nn.Module):
     """Token ids (B, T) -> logits (B, T, V): each position sees the mean embedding of its prefix."""
 
-    def __init__(self, vocab, dim):
+    def __init__(self, vocab, dim, embedding=nn.Embedding):
         super().__init__()
-        self.embed = nn.Embedding(vocab, dim)
+        self.embed = embedding(vocab, dim)
         self.head = nn.Linear(dim, vocab)
 
     def forward(self, idx):
@@ -172,21 +198,37 @@ class TinyLM(nn.Module):
         return self.head(torch.tanh(h / positions[:, None]))  # (B, T, V)
 
 
-def build_model(spec: dict) -> nn.Module:
-    """A small model from a plain spec: {"arch", "seed", "dtype", ...}, identical in every process."""
+def recording(layer_class, sizes: list):
+    """A subclass of a first layer whose own forward records the batch size of every call in `sizes`:
+    a method of the probe's model, not a hook the student's code could call by hand or detach."""
+
+    class Recording(layer_class):
+        def forward(self, x):
+            sizes.append(int(attr(x, "shape")[0]))
+            return super().forward(x)
+
+    Recording.__name__ = layer_class.__name__
+    return Recording
+
+
+def build_model(spec: dict, sizes: list = None) -> nn.Module:
+    """A small model from a plain spec: {"arch", "seed", "dtype", ...}, identical in every process.
+
+    sizes: a list that the model's first layer appends each forward call's batch size to."""
     torch.manual_seed(spec["seed"])
+    first = (lambda cls: recording(cls, sizes)) if sizes is not None else (lambda cls: cls)
     if spec["arch"] == "mlp":
-        sizes = spec["sizes"]
+        sizes_ = spec["sizes"]
         layers = []
-        for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
-            layers.append(nn.Linear(fan_in, fan_out, bias=spec.get("bias", True)))
-            if i < len(sizes) - 2:
+        for i, (fan_in, fan_out) in enumerate(zip(sizes_[:-1], sizes_[1:])):
+            layers.append((first(nn.Linear) if i == 0 else nn.Linear)(fan_in, fan_out, bias=spec.get("bias", True)))
+            if i < len(sizes_) - 2:
                 layers.append(nn.Tanh() if spec.get("act") == "tanh" else nn.ReLU())
         model = nn.Sequential(*layers)
     elif spec["arch"] == "embed":
-        model = Embedder(spec["vocab"], spec["dim"], spec["classes"])
+        model = Embedder(spec["vocab"], spec["dim"], spec["classes"], first(nn.Embedding))
     elif spec["arch"] == "lm":
-        model = TinyLM(spec["vocab"], spec["dim"])
+        model = TinyLM(spec["vocab"], spec["dim"], first(nn.Embedding))
     else:
         raise ValueError(f"unknown arch {spec['arch']!r}")
     if "frozen" in spec:  # a parameter with requires_grad=False never gets a .grad
@@ -194,11 +236,10 @@ def build_model(spec: dict) -> nn.Module:
     return model.to(DTYPES[spec.get("dtype", "float32")])
 
 
-def record_batches(model: nn.Module) -> list:
-    """Sizes of the batches the model's forward is called with, in order."""
+def recorded_model(spec: dict):
+    """(model, sizes): a model built in PROPS whose first layer records each forward call's batch size."""
     sizes = []
-    model.register_forward_pre_hook(lambda module, args: sizes.append(int(attr(args[0], "shape")[0])))
-    return sizes
+    return prop("build_model")(spec, sizes), sizes
 
 
 def grads_of(params) -> list:
@@ -301,7 +342,7 @@ def _kwargs(kwargs: dict) -> str:
 @probe
 def make_master_params(ns, model):
     fn = lookup(ns, "make_master_params")
-    net = build_model(model)
+    net = prop("build_model")(model)
     params = list(net.parameters())
     masters = call("make_master_params(model)", fn, net)
     out = {"type": type(masters).__name__}
@@ -333,7 +374,7 @@ def make_master_params(ns, model):
 @probe
 def model_grads_to_master_grads(ns, model, grads, masters, master_grads, as_generator=False):
     fn = lookup(ns, "model_grads_to_master_grads")
-    net = build_model(model)
+    net = prop("build_model")(model)
     params = list(net.parameters())
     for p, g in zip(params, grads):
         p.grad = None if g is None else g.clone().to(p.dtype)
@@ -354,7 +395,7 @@ def model_grads_to_master_grads(ns, model, grads, masters, master_grads, as_gene
 @probe
 def master_params_to_model_params(ns, model, masters, as_generator=False):
     fn = lookup(ns, "master_params_to_model_params")
-    net = build_model(model)
+    net = prop("build_model")(model)
     params = list(net.parameters())
     dtypes = [attr(p, "dtype") for p in params]
     master_leaves = make_leaves(masters, [None] * len(masters))
@@ -381,15 +422,14 @@ def master_params_to_model_params(ns, model, masters, as_generator=False):
 @probe
 def accumulate_gradients(ns, model, inputs, targets, loss, micro_batch_size, stale_grads=False):
     fn = lookup(ns, "accumulate_gradients")
-    net = build_model(model)
-    batches = record_batches(net)
+    net, batches = recorded_model(model)
     if stale_grads:
         for p in net.parameters():
             if p.requires_grad:
                 p.grad = torch.full_like(p, 3.0)
     result = call(f"accumulate_gradients(model, {loss}, batch of {len(inputs)}, "
                   f"micro_batch_size={micro_batch_size})",
-                  fn, net, LOSSES[loss], inputs, targets, micro_batch_size)
+                  fn, net, prop("LOSSES")[loss], inputs, targets, micro_batch_size)
     return {"returned": describe(result), "grads": grads_of(net.parameters()), "batches": batches,
             "names": [name for name, _ in net.named_parameters()], "values": values_of(net.parameters())}
 
@@ -421,10 +461,9 @@ def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_si
                                scaler=None, max_grad_norm=None, stale_grads=False):
     """Run the student's step once per (inputs, targets) in `batches`; report everything it touched."""
     fn = lookup(ns, "mixed_precision_train_step")
-    Scaler = counting(lookup(ns, "DynamicLossScaler"))
-    net = build_model(model)
+    Scaler = prop("counting")(lookup(ns, "DynamicLossScaler"))
+    net, seen = recorded_model(model)
     params = list(net.parameters())
-    seen = record_batches(net)
     master_leaves = make_leaves(masters, [None] * len(masters))
     opt = make_optimizer(master_leaves, optimizer)
     scaler_obj = call(f"DynamicLossScaler({_kwargs(scaler or {})})", Scaler, **(scaler or {}))
@@ -439,7 +478,7 @@ def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_si
         what = (f"mixed_precision_train_step(model, master_params, {optimizer['name']}, scaler, {loss}, "
                 f"batch of {len(inputs)}, micro_batch_size={micro_batch_size}, max_grad_norm={max_grad_norm})"
                 + (f" [call {i + 1}]" if len(batches) > 1 else ""))
-        result = call(what, fn, net, master_leaves, opt, scaler_obj, LOSSES[loss], inputs, targets,
+        result = call(what, fn, net, master_leaves, opt, scaler_obj, prop("LOSSES")[loss], inputs, targets,
                       micro_batch_size, max_grad_norm)
         steps.append({
             "returned": describe(result),
@@ -471,8 +510,7 @@ def q5_answer(ns):
 def token_accumulation(ns, model, inputs, targets, micro_batch_size, ignore_index=None, stale_grads=False):
     """Call accumulate_token_gradients once; a ValueError is reported as data (an empty batch must raise one)."""
     fn = lookup(ns, "accumulate_token_gradients")
-    net = build_model(model)
-    batches = record_batches(net)
+    net, batches = recorded_model(model)
     if stale_grads:
         for p in net.parameters():
             p.grad = torch.full_like(p, 3.0)

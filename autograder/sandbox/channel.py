@@ -48,6 +48,7 @@ class Channel:
         self.pid, self.requests, self.replies, self.out, self.err = pid, requests, replies, out, err
         self.buffer = b""
         self.cell = None  # the cell the child last said it was starting, while it runs the notebook
+        self.forged = 0   # replies without the request's nonce: written by the student's code, and skipped
         os.set_blocking(requests, False)
 
     def send(self, data: bytes, deadline: float) -> bool:
@@ -80,19 +81,24 @@ class Channel:
             self.buffer += chunk
         return True
 
-    def line(self, deadline: float):
-        """The next JSON line as a dict; None if the child died; raises TimeoutError or ValueError."""
-        while b"\n" not in self.buffer:
-            if len(self.buffer) > 2**20:
-                raise ValueError("the sandbox flooded its reply channel")
-            if not self.fill(deadline):
-                return None
-        line, self.buffer = self.buffer.split(b"\n", 1)
+    def line(self, deadline: float, lenient: bool = False):
+        """The next JSON line as a dict; None if the child died; raises TimeoutError or ValueError.
+        lenient: an unreadable line is {} (the student's code may write anything into the pipe)."""
+        line = b""
+        while not line.strip():  # the child starts every message on a new line: empty lines come between
+            while b"\n" not in self.buffer:
+                if len(self.buffer) > 2**20:
+                    raise ValueError("the sandbox flooded its reply channel")
+                if not self.fill(deadline):
+                    return None
+            line, self.buffer = self.buffer.split(b"\n", 1)
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
             message = None
         if not isinstance(message, dict):
+            if lenient:
+                return {}
             raise ValueError("the sandbox sent an unreadable message")
         return message
 
@@ -104,28 +110,45 @@ class Channel:
         data, self.buffer = self.buffer[:size], self.buffer[size:]
         return data
 
-    def hello(self, deadline: float):
-        """Read the child's progress ({"cell": i}, kept in .cell) until its hello; None if it died first."""
+    def hello(self, deadline: float, nonce: str):
+        """Read the child's progress ({"cell": i}, kept in .cell) until its hello, which must carry the
+        nonce the grader sent; None if it died first."""
         while True:
-            message = self.line(deadline)
-            if message is None or not ("cell" in message and "ready" not in message):
+            message = self.line(deadline, lenient=True)
+            if message is None:
+                return None
+            if "ready" in message and message.get("nonce") == nonce:
                 break
-            self.cell = message["cell"] if isinstance(message["cell"], int) else None
-        if message is not None:
-            self.cell = None
-            if message.get("ready") is not True:
-                raise ValueError("the sandbox did not start properly")
+            if "cell" in message and "ready" not in message:
+                self.cell = message["cell"] if isinstance(message["cell"], int) else None
+            else:
+                self.forged += 1
+        self.cell = None
+        if message.get("ready") is not True:
+            raise ValueError("the sandbox did not start properly")
         return message
 
-    def answer(self, request_id: int, deadline: float, limit: int):
-        """The child's plain-data answer to request `request_id`; None if it died first. ValueError if it
-        broke the protocol: out of turn, too large, not a stored torch archive, not plain data."""
-        reply = self.line(deadline)
-        if reply is None:
-            return None
-        size = reply.get("size")
-        if reply.get("id") != request_id or not isinstance(size, int) or size < 0:
-            raise ValueError("the sandbox answered out of turn")
+    def answer(self, request_id: int, deadline: float, limit: int, nonce: str):
+        """The child's plain-data answer to request `request_id`, whose reply must carry `nonce`; None if it
+        died first. ValueError if it broke the protocol: out of turn, too large, not a stored torch archive,
+        not plain data. A reply with tamper flags has no answer: {"status": "tampered", "flags": [...]}."""
+        while True:
+            reply = self.line(deadline, lenient=True)
+            if reply is None:
+                return None
+            size = reply.get("size", 0)
+            if not isinstance(size, int) or size < 0:
+                raise ValueError("the sandbox answered out of turn")
+            if reply.get("id") == request_id and reply.get("nonce") == nonce:
+                break
+            self.forged += 1  # written by the student's code: its bytes are skipped, as it says how many
+            if size > limit:
+                raise ValueError("the sandbox answered out of turn")
+            if self.exact(size, deadline) is None:
+                return None
+        flags = reply.get("flags")
+        if isinstance(flags, list) and flags:
+            return {"status": "tampered", "flags": [str(f)[:200] for f in flags[:20]]}
         if size > limit:
             raise ValueError("the answer was too large to read back")
         payload = self.exact(size, deadline)

@@ -1,7 +1,9 @@
 """One submission in the sandbox: start its child, load its code, answer the checks' probe requests."""
+import hashlib
 import io
 import json
 import os
+import secrets
 import sys
 import time
 import warnings
@@ -9,8 +11,18 @@ import warnings
 import torch
 
 from .errors import Limits, SandboxError
-from .isolation import WEAK_ISOLATION, have_bwrap
+from .isolation import HERE, WEAK_ISOLATION, have_bwrap, probes_file
 from .zygote import open_channel
+
+
+# the child checks the probes it loads against this: what runs there is what the grader shipped
+PROBES_SHA256 = hashlib.sha256((HERE.parent / "checks" / "probes.py").read_bytes()).hexdigest()
+
+
+def _flags(message: dict) -> list:
+    """The child's tamper flags, as short strings."""
+    flags = message.get("flags")
+    return [str(f)[:200] for f in flags[:20]] if isinstance(flags, list) else []
 
 
 class Sandbox:
@@ -29,6 +41,7 @@ class Sandbox:
         self.requests = 0
         self.stopped = set()   # cells past their time, or that ended the child: not run again on a restart
         self.lost = []         # a problem for each cell that ended the child
+        self.flags = []        # what the child's audit hook and integrity check caught while the notebook ran
         self.reload_seconds = 0.0  # what restarting the child cost the last request
 
     # ---- lifecycle ----
@@ -57,9 +70,12 @@ class Sandbox:
         deadline = time.monotonic() + self.limits.notebook_seconds
         doing = "running your notebook"
         cells = [c for c in self.cells if c["index"] not in self.stopped]
-        notebook = {"cells": cells, "cell_seconds": self.limits.timeout}
+        nonce = secrets.token_hex(16)
+        notebook = {"cells": cells, "cell_seconds": self.limits.timeout, "nonce": nonce,
+                    "probes": probes_file(self.isolate), "probes_sha256": PROBES_SHA256}
         self._send(json.dumps(notebook).encode() + b"\n", deadline, doing)
-        hello = self._guard(lambda: self.channel.hello(deadline), doing)
+        hello = self._guard(lambda: self.channel.hello(deadline, nonce), doing)
+        self.flags = list(dict.fromkeys(self.flags + _flags(hello) + self._forgery()))
         problems = hello.get("problems")
         problems = [p for p in (problems if isinstance(problems, list) else [])[:50] if isinstance(p, dict)]
         self.stopped |= {p.get("cell") for p in problems if p.get("type") == "CellTimeout"}
@@ -79,10 +95,21 @@ class Sandbox:
         data = buffer.getvalue()
         deadline = time.monotonic() + timeout
         doing = f"running {probe}"
-        header = json.dumps({"id": self.requests, "probe": probe, "size": len(data), "cpu_seconds": int(timeout) + 1})
+        nonce = secrets.token_hex(16)
+        header = json.dumps({"id": self.requests, "nonce": nonce, "probe": probe, "size": len(data),
+                             "cpu_seconds": int(timeout) + 1})
         self._send(header.encode() + b"\n" + data, deadline, doing)
         limit = self.limits.max_answer_mb * 2**20
-        return self._guard(lambda: self.channel.answer(self.requests, deadline, limit), doing)
+        answer = self._guard(lambda: self.channel.answer(self.requests, deadline, limit, nonce), doing)
+        forged = self._forgery()
+        if forged:
+            answer = {"status": "tampered", "flags": list(dict.fromkeys(answer.get("flags", []) + forged))}
+        return answer
+
+    def _forgery(self) -> list:
+        """A flag if the student's code wrote messages into the grader's reply channel since the last look."""
+        forged, self.channel.forged = self.channel.forged, 0
+        return ["writing messages into the grader's reply channel"] if forged else []
 
     def close(self):
         self._end_child()

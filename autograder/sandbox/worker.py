@@ -23,7 +23,9 @@ weights_only=True and judges it.
 """
 import __future__
 import ast
+import contextlib
 import ctypes
+import hashlib
 import io
 import json
 import os
@@ -55,12 +57,12 @@ def set_dumpable(flag: bool):
 class Reader:
     """Lines and exact byte counts from a pipe, with no buffer shared with anything else."""
 
-    def __init__(self, fd: int):
-        self.fd, self.buffer = fd, b""
+    def __init__(self, fd: int, read=os.read):
+        self.fd, self.buffer, self.read = fd, b"", read
 
     def line(self):
         while b"\n" not in self.buffer:
-            chunk = os.read(self.fd, 1 << 20)
+            chunk = self.read(self.fd, 1 << 20)
             if not chunk:
                 return None
             self.buffer += chunk
@@ -69,7 +71,7 @@ class Reader:
 
     def exact(self, n: int):
         while len(self.buffer) < n:
-            chunk = os.read(self.fd, max(1 << 16, n - len(self.buffer)))
+            chunk = self.read(self.fd, max(1 << 16, n - len(self.buffer)))
             if not chunk:
                 return None
             self.buffer += chunk
@@ -77,10 +79,34 @@ class Reader:
         return data
 
 
-def write_all(fd: int, data: bytes):
+def write_all(fd: int, data: bytes, write=os.write):
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[write(fd, view):]
+
+
+def _tracebacks(tb):
+    """The levels of a traceback, outermost first."""
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+def ipython_source(source: str) -> str:
+    """A cell as IPython runs it: magics, `!shell` and `obj?` become get_ipython() calls (IPython's own
+    transformer), which the stand-in shell below ignores, but for a Python cell magic (%%time), whose
+    body it runs. Without IPython, those lines are blanked, keeping line numbers."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        lines = source.split("\n")
+        if lines and lines[0].lstrip().startswith("%%"):
+            lines[0] = ""
+        return "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in lines)
+    try:
+        return TransformerManager().transform_cell(source)
+    except Exception:  # what IPython cannot read either is the student's error to see, as written
+        return source
 
 
 class CellTimeout(BaseException):
@@ -92,14 +118,17 @@ def _stop_cell(signum, frame):
 
 
 def load_cells(cells, namespace, describe_exception, cell_seconds=0, progress=lambda index: None,
-               zygote=None) -> list:
+               zygote=None, trusted=None) -> list:
     """Run the notebook's cells in order, statement by statement; return the errors they raised, as plain data.
 
     As in Jupyter, a cell stops at its first error and the next cell still runs; a cell that runs
-    past `cell_seconds` is stopped. An import the sandbox lacks is skipped rather than stopping
-    the cell: the student's kernel had it.
+    past `cell_seconds` is stopped (IPython's transform of magics included: it runs here, on the
+    cell's own clock, not in the grader). An import the sandbox lacks is skipped rather than
+    stopping the cell: the student's kernel had it. `trusted`: the audit hook's permission to read
+    frames, for finding the failing line.
     """
     problems = []
+    trusted = trusted if trusted is not None else contextlib.nullcontext()
 
     def record(cell, exc):
         if isinstance(exc, CellTimeout):
@@ -109,18 +138,22 @@ def load_cells(cells, namespace, describe_exception, cell_seconds=0, progress=la
             info = describe_exception(exc)
         if isinstance(exc, SyntaxError):  # the parser's own frames say nothing to the student
             info["where"] = f"line {exc.lineno}: {(exc.text or '').strip()}"[:300]
-        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == cell["label"]]
-        line = frames[-1].lineno if frames else getattr(exc, "lineno", None)
+        with trusted:
+            lines = [tb.tb_lineno for tb in _tracebacks(exc.__traceback__) if tb.tb_frame.f_code.co_filename == cell["label"]]
+        line = lines[-1] if lines else getattr(exc, "lineno", None)
         problems.append({"cell": cell["index"], "line": line if isinstance(line, int) else None, **info})
 
     previous = signal.signal(signal.SIGALRM, _stop_cell)
     for cell in cells:
         progress(cell["index"])
+        signal.setitimer(signal.ITIMER_REAL, cell_seconds or 0)
         try:
-            tree = ast.parse(cell["source"], cell["label"])
-        except SyntaxError as exc:
+            tree = ast.parse(ipython_source(cell["source"]), cell["label"])
+        except BaseException as exc:  # a SyntaxError, or a transform stopped by the cell's timer
+            signal.setitimer(signal.ITIMER_REAL, 0)
             record(cell, exc)
             continue
+        signal.setitimer(signal.ITIMER_REAL, 0)
         flags = 0
         for node in tree.body:
             if isinstance(node, ast.ImportFrom) and node.module == "__future__":
@@ -179,9 +212,10 @@ class Shell:
         return lambda *args, **kwargs: None
 
 
-def kernel_namespace() -> dict:
+def kernel_namespace(namespace: dict = None) -> dict:
     """What a Jupyter kernel's user namespace starts with: __main__, get_ipython() and display()."""
-    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    namespace = {} if namespace is None else namespace
+    namespace.update({"__name__": "__main__", "__builtins__": __builtins__})
     shell = Shell(namespace)
     namespace["get_ipython"] = lambda: shell
     try:
@@ -192,8 +226,35 @@ def kernel_namespace() -> dict:
     return namespace
 
 
-def child(fds, torch, probes_code):
-    """One submission: load its cells, then answer probe requests until the grader closes the pipe."""
+def guarded_namespaces(torch) -> dict:
+    """What the probes and the child's replies rely on: a submission that rebinds any of it is flagged."""
+    import io as io_module
+    import pickle
+    import torch.serialization
+    return {"builtins": vars(__builtins__) if not isinstance(__builtins__, dict) else __builtins__,
+            "sys.modules": sys.modules, "torch": vars(torch), "torch.Tensor": torch.Tensor,
+            "torch.nn.Module": torch.nn.Module, "torch.nn.Parameter": torch.nn.Parameter,
+            "torch.optim.Optimizer": torch.optim.Optimizer, "torch.serialization": vars(torch.serialization),
+            "pickle": vars(pickle), "io": vars(io_module), "os": vars(os), "json": vars(json)}
+
+
+def main_namespace() -> dict:
+    """The notebook's namespace, as the __dict__ of a new __main__ module, as in a kernel: the worker
+    itself is then not importable by the student's code as __main__."""
+    module = type(sys)("__main__")
+    sys.modules["__main__"] = module
+    return kernel_namespace(module.__dict__)
+
+
+def child(fds, torch, guard, library_roots, internal_files):
+    """One submission: load its cells, then answer probe requests until the grader closes the pipe.
+
+    The grader's first line gives the cells, each cell's time, the probes' file and its SHA-256, and a
+    nonce; every reply carries that request's nonce, so what the student's code writes to the reply pipe
+    cannot pass for an answer. Before the first cell, an audit hook (guard.py) closes the side doors to
+    the grader's code, and a snapshot is taken of what the probes rely on; the probes themselves are
+    compiled after the cells have run, from the read-only file whose hash the grader sent.
+    """
     requests, replies, out, err = fds
     zygote = os.getppid()
     for fd, target in ((requests, 0), (out, 1), (err, 2)):
@@ -202,26 +263,53 @@ def child(fds, torch, probes_code):
     for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
         signal.signal(sig, signal.SIG_DFL)
     set_dumpable(True)  # for itself and its own children; the zygote stays undumpable
-    # keep our own references: student code may rebind torch.save, torch.load, json.dumps or os.write
-    save, load, dumps, loads, exec_, getrusage = torch.save, torch.load, json.dumps, json.loads, exec, resource.getrusage
-    reader = Reader(0)
+    # our own references, taken before any student code: it may rebind module attributes and builtins
+    save, load, dumps, loads, exec_ = torch.save, torch.load, json.dumps, json.loads, exec
+    getrusage, read, write, sha256 = resource.getrusage, os.read, os.write, hashlib.sha256
+    reader = Reader(0, read)
 
-    def fresh_probes() -> dict:
-        """A new copy of probes.py for each request: whatever the code patched at load time, it was another copy."""
-        namespace = {"__name__": "lesson20_probes"}
-        exec_(probes_code, namespace)
-        return namespace
+    def send(header: dict, payload: bytes = b""):
+        # a newline first: whatever the student's code wrote into the pipe before ends there, apart
+        write_all(replies, ("\n" + dumps(header) + "\n").encode() + payload, write)
 
     sys.stdin = io.StringIO()  # input() gets EOFError, as in a kernel without stdin; fd 0 is the requests pipe
     notebook = loads(reader.line() or b"{}")
-    namespace = kernel_namespace()
+    nonce = str(notebook.get("nonce", ""))
+    with open(notebook.get("probes", ""), "rb") as f:
+        probes_source = f.read()
+    if sha256(probes_source).hexdigest() != notebook.get("probes_sha256"):
+        send({"ready": False, "nonce": nonce, "error": "the probes file does not match the grader's"})
+        return
+    probes_code = compile(probes_source, notebook["probes"], "exec")
+
+    def fresh_probes(trusted=None) -> dict:
+        """A new copy of the probes for each request, with the objects they hand out from a second copy."""
+        props = {"__name__": "lesson20_props"}
+        exec_(probes_code, props)
+        namespace = {"__name__": "lesson20_probes"}
+        exec_(probes_code, namespace)
+        namespace["PROPS"] = props
+        if trusted is not None:
+            namespace["TRUSTED"] = props["TRUSTED"] = trusted
+        return namespace
+
+    namespace = main_namespace()
+    trusted, take_flags = guard.install(library_roots, internal_files)
+    changed = guard.integrity_check(guarded_namespaces(torch))
+    describe = fresh_probes(trusted)["describe_exception"]
+
+    def flags() -> list:
+        try:
+            return take_flags() + [f"rebinding {name}, which the grader relies on" for name in changed()]
+        except BaseException:  # the check itself was broken: that too is tampering
+            return ["breaking the grader's own checks"]
 
     def progress(index):  # the grader names the cell that was running if time runs out
-        write_all(replies, (dumps({"cell": index}) + "\n").encode())
+        send({"cell": index})
 
-    problems = load_cells(notebook.get("cells", []), namespace, fresh_probes()["describe_exception"],
-                          notebook.get("cell_seconds", 0), progress, zygote)
-    write_all(replies, (dumps({"ready": True, "problems": problems}) + "\n").encode())
+    problems = load_cells(notebook.get("cells", []), namespace, describe, notebook.get("cell_seconds", 0),
+                          progress, zygote, trusted)
+    send({"ready": True, "nonce": nonce, "problems": problems, "flags": flags()})
     while True:
         header = reader.line()
         if header is None:
@@ -240,19 +328,55 @@ def child(fds, torch, probes_code):
             except (ValueError, OSError):
                 pass
         spec = load(io.BytesIO(data), weights_only=True)
-        answer = fresh_probes()["run"](namespace, request["probe"], spec)
+        answer = fresh_probes(trusted)["run"](namespace, request["probe"], spec)
         if not alive(zygote):  # the code killed the zygote: the sandbox is going down, and this probe did it
             os._exit(70)
+        reply = {"id": request["id"], "nonce": str(request.get("nonce", "")), "flags": flags()}
+        if reply["flags"]:  # what would write the answer may be the student's now: send no answer
+            send({**reply, "size": 0})
+            continue
         buffer = io.BytesIO()
         save(answer, buffer)
         payload = buffer.getvalue()
-        write_all(replies, (dumps({"id": request["id"], "size": len(payload)}) + "\n").encode() + payload)
+        send({**reply, "size": len(payload)}, payload)
+
+
+# where a submission could leave something for the next one: the private /tmp (also the notebook's
+# working folder) and /dev/shm; everything else in the sandbox is read-only to it
+WRITABLE = ("/tmp", "/dev/shm")
+
+
+def empty(folder: str):
+    """Remove everything in `folder`, whatever a submission made of it: folders of mode 000, FIFOs,
+    sockets, links (removed, never followed). Whatever cannot be removed is left for the caller to see."""
+    stack = [folder]
+    while stack:
+        path = stack.pop()
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    os.chmod(entry.path, 0o700)  # its owner (the sandbox's uid) may always do that
+                    stack += [entry.path, entry.path]  # emptied first, then removed on the second visit
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+        if path != folder and not os.listdir(path):
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
 
 
 def reap(isolated: bool, children: dict):
-    """Kill every process but this one and the sandbox's init, empty /tmp.
+    """Kill every process but this one and the sandbox's init, empty the writable folders.
 
-    Returns the exit codes of our children, and whether nothing else is left running."""
+    Returns the exit codes of our children, and whether the sandbox is provably as it was: nothing
+    else left running, and every writable folder empty (if not, the grader replaces this zygote)."""
     status = {}
     me = os.getpid()
     deadline = time.monotonic() + 5
@@ -284,23 +408,21 @@ def reap(isolated: bool, children: dict):
             break
         time.sleep(0.005)
     if isolated:
-        for entry in os.listdir("/tmp"):
-            path = os.path.join("/tmp", entry)
-            try:
-                shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
-            except OSError:
-                pass
+        for folder in WRITABLE:
+            empty(folder)
         if shutil.which("ipcrm"):  # SysV shared memory, semaphores and queues outlive their processes
             os.spawnv(os.P_WAIT, shutil.which("ipcrm"), ["ipcrm", "--all"])
+        others = others or [f for f in WRITABLE if os.path.isdir(f) and os.listdir(f)]
     return status, not others
 
 
 # what the lesson's cells import: paid for once, here, rather than by every submission
 PRELOADED = ("numpy", "matplotlib", "matplotlib.pyplot", "tqdm.auto", "sklearn.datasets", "IPython.display",
-             "ipywidgets", "autograder.lesson", "autograder.plots", "autograder.quiz", "autograder.selfcheck")
+             "ipywidgets", "autograder.lesson", "autograder.plots", "autograder.quiz", "autograder.selfcheck",
+             "IPython.core.inputtransformer2", "pickle", "torch.serialization")
 
 
-def warm_up(torch, probes_code):
+def warm_up(torch, probes_path: str):
     """Pay once, here, for what every submission would otherwise pay for (torch._dynamo comes with optim)."""
     import importlib
     for name in PRELOADED:
@@ -312,24 +434,37 @@ def warm_up(torch, probes_code):
         importlib.import_module("sklearn.datasets").load_digits(return_X_y=True)
     except Exception:
         pass
-    namespace = {"__name__": "lesson20_probes"}
-    exec(probes_code, namespace)
+    with open(probes_path) as f:
+        exec(compile(f.read(), probes_path, "exec"), {"__name__": "lesson20_probes"})
+    ipython_source("%time x = 1")
     p = torch.ones(2, requires_grad=True)
     torch.optim.SGD([p], lr=0.1).step()
     torch.optim.Adam([p], lr=0.1)
     torch.nn.utils.clip_grad_norm_([p], 1.0)
 
 
-def zygote(workdir: str, lib: str):
+def load_guard(path: str):
+    """guard.py as a module object of its own, kept out of sys.modules (see guard.py)."""
+    module = type(sys)("lesson20_guard")
+    with open(path) as f:
+        exec(compile(f.read(), path, "exec"), module.__dict__)
+    return module
+
+
+def zygote(probes_path: str, guard_path: str, lib: str):
     apply_limits()
     sys.path.insert(0, lib)  # the student package (autograder, without its instructor part), as students have it
     import torch
     torch.set_num_threads(1)
-    path = os.path.join(workdir, "probes.py")
-    with open(path) as f:
-        probes_code = compile(f.read(), path, "exec")
-    warm_up(torch, probes_code)
+    warm_up(torch, probes_path)
+    guard = load_guard(guard_path)
+    library_roots = [sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr/lib", "/usr/local/lib",
+                     os.path.join(lib, "autograder")]
+    internal_files = [probes_path, guard_path, os.path.abspath(__file__)]
     isolated = os.environ.pop("LESSON20_ISOLATED", "") == "1"
+    if isolated:  # what warming up wrote (matplotlib's cache) is not there for the first submission either
+        for folder in WRITABLE:
+            empty(folder)
     sock = socket.socket(fileno=int(os.environ.pop("LESSON20_ZYGOTE_FD")))
     set_dumpable(False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the grader ends us with SIGKILL, when it wants to
@@ -352,7 +487,7 @@ def zygote(workdir: str, lib: str):
                     sock.close()
                     if not isolated:
                         os.setpgid(0, 0)  # so that reap can kill it and what it starts, and nothing else
-                    child(fds, torch, probes_code)
+                    child(fds, torch, guard, library_roots, internal_files)
                 finally:
                     os._exit(0)
             children[pid] = True
@@ -373,4 +508,4 @@ def zygote(workdir: str, lib: str):
 
 
 if __name__ == "__main__":
-    zygote(sys.argv[1], sys.argv[2])
+    zygote(sys.argv[1], sys.argv[2], sys.argv[3])

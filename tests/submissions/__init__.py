@@ -161,6 +161,7 @@ class Variant:
     rest: str = "full"           # "full", "zero" or "any"
     status: str = "graded"
     twin: str = ""               # an honest variant whose scores this one must not exceed
+    flagged: tuple = ()          # hostile only: items it must be set aside for review on ("*": every item)
     limits: dict = field(default_factory=dict)  # sandbox.Limits overrides to grade it with
 
     @property
@@ -326,10 +327,11 @@ def _all_variants() -> dict:
     from .alternatives import ALTERNATIVES
     from .buggy import BUGGY
     from .hostile import HOSTILE
+    from .hostile_guard import HOSTILE_GUARD
     from .realistic import REALISTIC
     everything = [Variant("reference", "reference", doc="the instructor's code, as a student would submit it"),
                   Variant("stub", "stub", doc="the released student notebook, untouched"),
-                  *BUGGY, *ALTERNATIVES, *HOSTILE, *REALISTIC]
+                  *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *REALISTIC]
     by_name = {}
     for v in everything:
         if v.name in by_name:
@@ -378,13 +380,21 @@ def full_marks() -> dict:
     return {item.id: float(item.points) for item in AUTO_ITEMS}
 
 
-def judge(name: str, status: str, scores: dict, twin_scores: dict = None) -> list:
+def judge(name: str, status: str, scores: dict, twin_scores: dict = None, review: dict = None) -> list:
     """What is wrong with how variant `name` was graded (status, {item: score}); [] if nothing.
 
     twin_scores: the scores of the hostile variant's honest twin, when it has one.
+    review: {item: tamper flags} of the items set aside for review, when the caller knows them: exactly
+    the items the variant names in `flagged` (none for anything but a hostile variant).
     """
     variant, full = VARIANTS[name], full_marks()
     problems = []
+    if review is not None:
+        want = set(full) if "*" in variant.flagged else set(variant.flagged)
+        got_flagged = {item for item, flags in review.items() if flags}
+        if got_flagged != want:
+            problems.append(f"set aside for review: {sorted(got_flagged)} ({sorted({f for v in review.values() for f in v})[:3]}), "
+                            f"expected {sorted(want)}")
     if variant.kind != "hostile" and status != "graded":
         problems.append(f"status {status!r} instead of 'graded'")
     for item, points in full.items():
@@ -415,6 +425,8 @@ def judge(name: str, status: str, scores: dict, twin_scores: dict = None) -> lis
                     problems.append(f"{item}: {got:g} instead of {want:g}")
             elif variant.rest == "zero" and got != 0:
                 problems.append(f"{item}: {got:g} instead of 0")
+            elif item in (review or {}) and review[item]:
+                pass  # set aside for review: scored 0 until an instructor grades it
             elif variant.rest == "full" and got != points and not (twin is not None and twin < points):
                 problems.append(f"{item}: {got:g} instead of full marks ({points:g})")
     if variant.kind == "hostile" and status != variant.status:

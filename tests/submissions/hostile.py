@@ -18,9 +18,9 @@ OUTSIDE_PATHS = (str(ROOT / f"{MARKER}.txt"), str(ROOT / "solutions" / "lesson20
                  f"/tmp/{MARKER}.txt", f"/{MARKER}.txt", f"/root/{MARKER}.txt", f"/work/{MARKER}.txt")
 
 
-def hostile(name, *edits, doc, expect=None, rest="full", status="graded", twin="", limits=None):
+def hostile(name, *edits, doc, expect=None, rest="full", status="graded", twin="", limits=None, flagged=()):
     return Variant(name, "hostile", tuple(edits), doc=doc, expect=expect or {}, rest=rest, status=status,
-                   twin=twin, limits=limits or {})
+                   twin=twin, limits=limits or {}, flagged=tuple(flagged))
 
 
 def first(item, source):
@@ -75,12 +75,12 @@ import sys
 sys.path.insert(0, "/sandbox")
 try:
     import probes  # the grader's probe module, if it can be found
-    probes.record_batches = lambda model: [1]
+    probes.recorded_model = lambda spec: (probes.build_model(spec), [1])
 except Exception:
     pass
 for _obj in gc.get_objects():  # ...or its namespace, wherever it lives
-    if isinstance(_obj, dict) and "record_batches" in _obj and "PROBES" in _obj:
-        _obj["record_batches"] = lambda model: [1]
+    if isinstance(_obj, dict) and "recorded_model" in _obj and "PROBES" in _obj:
+        _obj["recorded_model"] = lambda spec: (_obj["build_model"](spec), [1])
 '''
 
 LIAR = '''
@@ -310,12 +310,12 @@ HOSTILE = [
                   return int((nonzero & (values.abs() < 2.0**-24)).sum()) / count
               ''')],
             twin="underflow_threshold",
-            doc="patches torch.allclose/equal/isclose, math.isclose, numpy and pytest.approx to say yes"),
+            flagged="*", doc="patches torch.allclose/equal/isclose, math.isclose, numpy and pytest.approx to say yes"),
     hostile("hostile_patch_builtins", Replace("master_weights", "make_master_params", '''
             def make_master_params(model):
                 return [p.clone().float() for p in model.parameters()]
             '''), Append("master_weights", PATCH_BUILTINS), twin="master_not_detached", rest="any",
-            doc="rebinds builtins (bool, all, any, max) so that checks made with them pass"),
+            flagged="*", doc="rebinds builtins (bool, all, any, max) so that checks made with them pass"),
     hostile("hostile_patch_tensor_attributes", Replace("master_weights", "make_master_params", '''
             def make_master_params(model):
                 return [p.detach().clone().float() for p in model.parameters()]
@@ -333,7 +333,7 @@ HOSTILE = [
                 loss_total.backward()
                 return loss_total.item()
             '''), Append("accumulate_gradients", PATCH_PROBES), twin="accumulate_full_batch_forward",
-            doc="finds the grader's probe module (import, gc) and makes it report small batches"),
+            flagged="*", doc="finds the grader's probe module (import, gc) and makes it report small batches"),
     hostile("hostile_lying_return", Append("underflow_fraction", LIAR, first=True),
             Replace("underflow_fraction", "underflow_fraction", '''
             def underflow_fraction(values, dtype=torch.float16):
@@ -411,13 +411,13 @@ HOSTILE = [
                 return loss * self.scale
             '''), limits=HOSTILE_LIMITS, doc="prints 1.25 GiB while loading and 4 MiB on every call"),
     hostile("hostile_control_channel", Append("q5_answer", CONTROL_CHANNEL), rest="any",
-            doc="writes forged grader messages to every file descriptor it has"),
+            flagged="*", doc="writes forged grader messages to every file descriptor it has"),
     hostile("hostile_fork_bomb", Append("q5_answer", FORK_BOMB), rest="any", limits=HOSTILE_LIMITS,
             doc="a fork bomb whose processes sleep once no more can start"),
     hostile("hostile_detached_sleepers", Append("q5_answer", DETACHED),
             doc="starts a double-forked, setsid daemon and a new-session sleep"),
     hostile("hostile_reads_solutions", Replace("q5_answer", None, READ_SOLUTIONS), expect={"q5_answer": "less"},
-            doc="looks for the instructor notebook, the gradebook or other students' files for the answer"),
+            flagged="*", doc="looks for the instructor notebook, the gradebook or other students' files for the answer"),
     hostile("hostile_network", Replace("q5_answer", None, NETWORK), expect={"q5_answer": "less"},
             doc="asks a server on the grading machine (and the internet) for the answer"),
     hostile("hostile_writes_outside", Append("q5_answer", WRITE_OUTSIDE),
@@ -432,7 +432,7 @@ HOSTILE = [
     hostile("hostile_stops_the_sandbox", Append("q5_answer", STOP_THE_SANDBOX), limits=HOSTILE_LIMITS,
             doc="SIGSTOPs the process that forks submissions: it is replaced, the next student is unaffected"),
     hostile("hostile_pokes_the_sandbox", Replace("q5_answer", None, POKE_THE_SANDBOX), expect={"q5_answer": "less"},
-            doc="tries to write into, or ptrace, the process that forks the next submissions"),
+            flagged="*", doc="tries to write into, or ptrace, the process that forks the next submissions"),
     hostile("hostile_leaves_traces", Append("q5_answer", LEAVE_TRACES),
             doc="leaves a file in /tmp and a process that keeps writing it, for the next submission"),
     hostile("hostile_reads_traces", Replace("q5_answer", None, READ_TRACES), expect={"q5_answer": "less"},

@@ -113,3 +113,25 @@ def test_a_cell_that_ends_the_process_is_left_out_of_a_fresh_run():
         assert sandbox.request("q5_answer", {}, timeout=30)["answer"]["value"] == "b"
     finally:
         sandbox.close()
+
+
+def test_replies_without_the_nonce_are_skipped_and_counted():
+    """What the student's code writes into the reply pipe (a forged answer, a line without its end) cannot
+    pass for the child's answer: replies carry the request's nonce, and every message starts on a new line."""
+    ch, theirs, _ = channel_pair()
+    buffer = io.BytesIO()
+    torch.save({"status": "ok", "value": 1}, buffer)
+    forged = json.dumps({"id": 1, "size": len(buffer.getvalue())}).encode() + b"\n" + buffer.getvalue()
+    real = io.BytesIO()
+    torch.save({"status": "ok", "value": 2}, real)
+    os.write(theirs, b"garbage without an end" + forged + b"\n" + json.dumps(
+        {"id": 1, "nonce": "n1", "size": len(real.getvalue())}).encode() + b"\n" + real.getvalue())
+    assert ch.answer(1, time.monotonic() + 2, 2**20, "n1") == {"status": "ok", "value": 2}
+    assert ch.forged >= 1
+
+
+def test_the_sandbox_transforms_magics_itself():
+    """IPython's transform runs in the sandbox, on the cell's clock, not in the grader."""
+    from autograder.sandbox.worker import ipython_source
+    assert ipython_source("%matplotlib inline\nx = 1").splitlines() == [
+        "get_ipython().run_line_magic('matplotlib', 'inline')", "x = 1"]

@@ -1,0 +1,166 @@
+"""The audit hook that keeps a submission's code away from the grader's code in the same process.
+
+The child runs the student's cells, then the probes, in one interpreter. What the probes record
+and send back is only worth something if the student's code cannot reach them: not by name (the
+probes are loaded after the cells, in a namespace nothing hands out), and not by the side doors
+Python offers to any code, which this hook closes before the first cell runs (hooks cannot be
+removed; see NOTES.md, "Python audit hooks"):
+
+* frames (sys._getframe, a traceback's tb_frame, a generator's gi_frame): the way from a student
+  function called by a probe up to the probe's locals;
+* the garbage collector's object lists, ctypes, tracing and profiling, new audit hooks, code
+  objects made or swapped by hand, marshal: ways to find or rewrite any object in the process;
+* opening the sandbox's own files (but for library code: linecache quoting a traceback),
+  /proc/<pid>/mem, and writing compiled code (.pyc, .so) to import.
+
+Library code keeps what it needs: frame access is allowed when the two innermost callers are both
+library code (logging finding its caller, traceback formatting an exception, matplotlib naming
+the line that warned), and denied when student code is one of them (`inspect.currentframe()`,
+`tb.tb_frame`). Every denial raises an exception in the student's code and is kept as a flag:
+the grader sets the submission aside for review instead of trusting what the probes saw.
+
+Only the standard library: the zygote loads this file from its read-only folder, before any
+student code, and keeps nothing of it where a student's code could find it by name.
+"""
+import builtins
+import os
+import sys
+
+ALWAYS_DENIED = {
+    "sys._current_frames": "reading every thread's frame",
+    "sys._current_exceptions": "reading every thread's exception",
+    "sys.settrace": "tracing the interpreter",
+    "sys.setprofile": "profiling the interpreter",
+    "gc.get_objects": "listing every object through the garbage collector",
+    "gc.get_referrers": "finding objects through the garbage collector",
+    "gc.get_referents": "finding objects through the garbage collector",
+    "sys.addaudithook": "adding an audit hook",
+    "code.__new__": "building a code object by hand",
+}
+FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+COMPILED_SUFFIXES = (".pyc", ".so", ".pyd")
+MAX_FLAGS = 20
+REBOUND_BY_API = {"torch.Storage"}  # torch.set_default_tensor_type rebinds it
+
+
+class Denied(RuntimeError, ValueError):
+    """What the student's code gets for using a door the sandbox keeps shut (a ValueError too, so that
+    logging, which expects one when it cannot find its caller, goes on working)."""
+
+
+def install(library_roots, internal_files):
+    """Add the hook; return (trusted, take_flags): a context manager under which the grader's own code
+    may use frames (to describe a student's exception), and a function that returns the flags raised
+    since its last call. Both stay in the caller's locals, which frames no longer reach."""
+    # everything the hook calls is captured now, before any student code could rebind it
+    getframe, realpath, fspath = sys._getframe, os.path.realpath, os.fspath
+    len, isinstance, any = builtins.len, builtins.isinstance, builtins.any  # noqa: A001
+    str, bytes, int = builtins.str, builtins.bytes, builtins.int  # noqa: A001
+    PathLike, writes = os.PathLike, os.O_WRONLY | os.O_RDWR
+    roots = tuple(os.path.join(realpath(r), "") for r in library_roots if r)
+    internal = {realpath(p) for p in internal_files}
+    state = {"inside": False, "trusted": 0}
+    flags, new = [], []
+
+    def is_library(frame) -> bool:
+        if frame is None:
+            return True  # called from C: no student frame received it
+        name = frame.f_code.co_filename
+        return name.startswith("<frozen ") or name.startswith(roots)
+
+    def library_callers() -> bool:
+        """The code whose action raised the event and its caller are both library code (frame 3: frames
+        0 to 2 are this function, judge() and hook())."""
+        caller = getframe(3)
+        return is_library(caller) and is_library(caller.f_back) if caller is not None else True
+
+    def flagged(what: str):
+        if what not in flags and len(flags) < MAX_FLAGS:
+            flags.append(what)
+            new.append(what)
+        raise Denied(f"the grader's sandbox does not allow {what}: it is how code reaches the grader's own "
+                     "code. Your instructor will grade this submission by hand.")
+
+    def judge(event, args):
+        if event in ALWAYS_DENIED:
+            flagged(ALWAYS_DENIED[event])
+        elif event == "sys._getframe" or (event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES):
+            if not library_callers():
+                flagged("reading the interpreter's frames")
+        elif event == "object.__setattr__" and args[1] in ("__code__", "__globals__"):
+            flagged(f"replacing a function's {args[1]}")
+        elif event.startswith("ctypes.") or event == "marshal.loads":
+            if not library_callers():
+                flagged("using ctypes" if event.startswith("ctypes.") else "loading compiled code with marshal")
+        elif event == "compile" and isinstance(args[1], str) and realpath(args[1]).startswith(roots):
+            if not library_callers():
+                flagged("compiling code under a library's file name")
+        elif event == "open" and isinstance(args[0], (str, bytes, PathLike)):
+            path = realpath(fspath(args[0]) if not isinstance(args[0], bytes) else args[0].decode(errors="replace"))
+            mode = args[1] if isinstance(args[1], str) else ""
+            writing = any(c in mode for c in "wax+") or (isinstance(args[2], int) and args[2] & writes)
+            if path in internal and not library_callers():  # linecache may read them for a traceback
+                flagged(f"opening the sandbox's own file {path}")
+            elif path.startswith("/proc/") and path.endswith("/mem"):
+                flagged("opening a process's memory")
+            elif writing and path.endswith(COMPILED_SUFFIXES):
+                flagged("writing compiled code to import")
+        elif event in ("os.rename", "os.link", "os.symlink") and len(args) > 1:
+            target = args[1]
+            if isinstance(target, (str, PathLike)) and fspath(target).endswith(COMPILED_SUFFIXES):
+                flagged("writing compiled code to import")
+
+    def hook(event, args):
+        if state["inside"] or state["trusted"]:
+            return
+        state["inside"] = True
+        try:
+            judge(event, args)
+        finally:
+            state["inside"] = False
+
+    class Trusted:
+        def __enter__(self):
+            state["trusted"] += 1
+
+        def __exit__(self, *exc):
+            state["trusted"] -= 1
+
+    def take_flags() -> list:
+        taken = list(new)
+        new.clear()
+        return taken
+
+    sys.addaudithook(hook)
+    return Trusted(), take_flags
+
+
+def integrity_check(namespaces):
+    """A function that lists which of these namespaces' entries were rebound or deleted since now.
+
+    namespaces: {label: a module's dict, or a class}, e.g. the builtins, torch, sys.modules, torch.Tensor.
+    What the probes and the child's own reply-writing rely on lives there; a submission that swaps any of
+    it is flagged. A module's new entries are not changes (lazy imports add them); a class's are (they
+    shadow what its bases define). The check uses only what it captured here, so a rebound builtin
+    cannot blind it."""
+    saved = []
+    for label, namespace in namespaces.items():
+        is_class = isinstance(namespace, type)
+        entries = vars(namespace) if is_class else namespace
+        saved.append((label, entries, tuple(entries.items()), frozenset(entries) if is_class else None))
+    missing, len = object(), builtins.len  # noqa: A001
+
+    def changed() -> list:
+        found = []
+        for label, entries, items, keys in saved:
+            get = entries.get
+            for key, value in items:
+                if get(key, missing) is not value and f"{label}.{key}" not in REBOUND_BY_API:
+                    found.append(f"{label}.{key}")
+            if keys is not None:  # copyreg caches __slotnames__ in a class when an instance is first copied
+                found += [f"{label}.{key}" for key in entries.keys() - keys if key != "__slotnames__"]
+            if len(found) >= MAX_FLAGS:
+                return found[:MAX_FLAGS]
+        return found
+
+    return changed

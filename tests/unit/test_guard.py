@@ -1,0 +1,107 @@
+"""autograder.sandbox.guard: the audit hook denies the side doors to student code, lets library code use
+frames, and flags each denial; the integrity check sees rebound names. An audit hook cannot be removed,
+so each case runs in a fresh interpreter."""
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+GUARD = Path(__file__).resolve().parents[2] / "autograder" / "sandbox" / "guard.py"
+
+SETUP = f'''
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("guard", {str(GUARD)!r})
+guard = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(guard)
+trusted, take_flags = guard.install([sys.prefix, sys.base_prefix, "/usr/lib"], [{str(GUARD)!r}])
+
+def student(source):
+    """Run source as a notebook cell would; return "denied" or "allowed"."""
+    try:
+        exec(compile(source, "<cell 1>", "exec"), {{}})
+        return "allowed"
+    except guard.Denied:
+        return "denied"
+'''
+
+
+def run(body: str) -> dict:
+    script = SETUP + textwrap.dedent(body)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("source", [
+    "import sys; sys._getframe()",
+    "import inspect; inspect.currentframe().f_back",
+    "import inspect; inspect.stack()",
+    "import traceback; list(traceback.walk_stack(None))",
+    "try:\n    1 / 0\nexcept Exception as e:\n    e.__traceback__.tb_frame",
+    "def g():\n    yield 1\ng().gi_frame",
+    "import gc; gc.get_objects()",
+    "import gc; gc.get_referrers(object())",
+    "import ctypes; ctypes.CDLL(None)",
+    "import sys; sys.settrace(lambda *a: None)",
+    "def f(): pass\nf.__code__ = (lambda: 1).__code__",
+    "compile('x = 1', '/usr/lib/python3.11/os.py', 'exec')",
+    "open('/proc/self/mem', 'rb')",
+    f"open({str(GUARD)!r})",
+    "open('/tmp/lesson20_guard_test.pyc', 'wb')",
+])
+def test_student_code_is_denied_and_flagged(source):
+    got = run(f"print(json.dumps({{'result': student({source!r}), 'flags': take_flags()}}))")
+    assert got["result"] == "denied" and len(got["flags"]) == 1, got
+
+
+def test_library_code_keeps_its_frames_and_is_not_flagged():
+    got = run('''
+    results = [student("import logging; logging.getLogger('x').warning('hello')"),
+               student("import traceback\\ntry:\\n    1 / 0\\nexcept Exception:\\n    traceback.format_exc()"),
+               student("import warnings; warnings.warn('w')")]
+    print(json.dumps({"results": results, "flags": take_flags()}))
+    ''')
+    assert got == {"results": ["allowed"] * 3, "flags": []}
+
+
+def test_trusted_code_may_read_frames():
+    got = run('''
+    with trusted:
+        import sys
+        frame = sys._getframe()
+    print(json.dumps({"flags": take_flags(), "frame": frame is not None}))
+    ''')
+    assert got == {"flags": [], "frame": True}
+
+
+def test_a_new_audit_hook_is_refused():
+    got = run('''
+    seen = []
+    student_hook = lambda event, args: seen.append(event)
+    sys.addaudithook(student_hook)
+    open(__file__ if "__file__" in dir() else "/dev/null").close()
+    print(json.dumps({"seen": len(seen), "flags": take_flags()}))
+    ''')
+    assert got["seen"] == 0 and got["flags"] == ["adding an audit hook"]
+
+
+def test_integrity_check_sees_rebound_names_and_new_class_attributes():
+    got = run('''
+    import types
+    module = types.ModuleType("m")
+    module.f = len
+    class C:
+        def m(self):
+            return 1
+    changed = guard.integrity_check({"m": vars(module), "C": C})
+    before = changed()
+    module.lazy = 1          # a module's new entry: lazy imports do that
+    after_lazy = changed()
+    module.f = max           # rebound
+    C.extra = 2              # a class's new attribute shadows its bases'
+    print(json.dumps({"before": before, "after_lazy": after_lazy, "after": sorted(changed())}))
+    ''')
+    assert got == {"before": [], "after_lazy": [], "after": ["C.extra", "m.f"]}
