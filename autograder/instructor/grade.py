@@ -8,8 +8,8 @@ held (twice: "error", graded again next run), and a student still being graded a
 (Settings.deadline: 6 x --timeout + 60 s, staging to feedback) has its process killed and is
 recorded as "timeout", graded again only once resubmitted. A student whose submission, grader
 and settings are unchanged since the last run, and whose grades are in the gradebook, is
-skipped: re-running is idempotent and an interrupted run picks up where it stopped. At the end, grades.json and grades.csv are
-exported from the gradebook (gradebook.py).
+skipped: re-running is idempotent and an interrupted run picks up where it stopped. At the end,
+grades.json and grades.csv are exported from the gradebook (gradebook.py).
 
 Shards (`--shard i/n`, `--students GLOB`) let several processes or machines grade one class
 into one gradebook (PostgreSQL for machines): the gradebook is set up under a lock, and each
@@ -175,7 +175,8 @@ def _grade_all(todo, submitted, out, db_url, settings, grader, jobs, progress):
             bar.set_postfix_str(f"{student}: {record.status}")
             bar.update(1)
     # one student per grading process at a time: a process that dies or overruns costs only its student
-    pool = Workers(_grade_in_worker, jobs, settings.deadline, multiprocessing.get_context("spawn"))
+    spawn = multiprocessing.get_context("spawn")  # no forked torch or sqlite state in workers
+    pool = Workers(_grade_in_worker, jobs, settings.deadline, spawn)
     deaths = dict.fromkeys(staged, 0)
     for student, (record, found) in staged.items():
         pool.submit(student, (record, found, str(out), db_url, settings))
