@@ -29,6 +29,14 @@ class Settings:
     timeout: float = 60.0    # seconds per item (and for loading the notebook)
     memory_mb: int = 4096    # per submission
 
+    @property
+    def deadline(self) -> float:
+        """Wall-clock seconds for the whole grading of one student (staging, autograde, feedback), after which
+        its grading process is killed and it is recorded as "timeout": the notebook's run and then all its
+        checks (each bounded by the sandbox's Limits.notebook_seconds, 3 x timeout), plus a minute for
+        starting the sandbox, nbgrader and the feedback page."""
+        return 2 * 3 * self.timeout + 60
+
 
 def nbgrader_config(out: Path, db_url: str, settings: Settings):
     """The repo's nbgrader_config.py, pointed at this class's folders and gradebook."""

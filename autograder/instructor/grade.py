@@ -2,23 +2,28 @@
 
 For each student: stage a clean copy of the submission (staging.py), run nbgrader's Autograde,
 whose GradeOutOfProcess step runs the code in the sandbox (course.py), write the feedback, and
-record a state file (state.py). A student whose submission, grader and settings are unchanged
-since the last run, and whose grades are in the gradebook, is skipped: re-running is idempotent
-and an interrupted run picks up where it stopped. At the end, grades.json and grades.csv are
-exported from the gradebook (gradebook.py).
+record a state file (state.py). Students are graded in parallel grading processes, one student
+per process at a time (workers.py): a process that dies costs a retry only to the student it
+held (twice: "error", graded again next run), and a student still being graded at its deadline
+(Settings.deadline: 6 x --timeout + 60 s, staging to feedback) has its process killed and is
+recorded as "timeout", graded again only once resubmitted. A student whose submission, grader
+and settings are unchanged since the last run, and whose grades are in the gradebook, is
+skipped: re-running is idempotent and an interrupted run picks up where it stopped. At the end,
+grades.json and grades.csv are exported from the gradebook (gradebook.py).
 
 Shards (`--shard i/n`, `--students GLOB`) let several processes or machines grade one class
 into one gradebook (PostgreSQL for machines): the gradebook is set up under a lock, and each
 student is graded by exactly one shard.
 """
-import concurrent.futures as futures
 import hashlib
 import html
 import json
 import multiprocessing
 import os
 import shutil
+import signal
 import sys
+import time
 from pathlib import Path
 
 from ..items import ASSIGNMENT, AUTO_ITEMS, solution_notebooks
@@ -28,8 +33,11 @@ from .course import (ROOT, Settings, is_db_error, nbgrader_config, prepare_grade
 from .gradebook import export, normalise_db_url, submitted_students, zero_submission
 from .staging import NOTEBOOK, Staged, select_students, stage, staged_notebook, submission_fingerprint, usable_id
 from .state import StudentRecord, load_state, save_state
+from .workers import Workers
 
 NOT_GRADING = {"quiz.py", "quizzes.py", "__main__.py"}  # quiz widgets and the command line decide no grade
+DEATHS = 2  # a student whose grading process dies this many times is recorded as "error"
+TEST_FAULT = "LESSON20_TEST_GRADER_FAULT"  # tests only: "<student>:kill" or "<student>:hang" in its grading process
 
 
 def grader_fingerprint() -> str:
@@ -140,16 +148,17 @@ def run(submitted_dir, out_dir, jobs=None, db_url=None, timeout=60.0, memory_mb=
     return export(out, db_url)
 
 
-def _worker_init():
-    """Each grading process dies with the command that started it (Linux), so a killed run leaves
-    nothing behind; the sandboxes die with their grading process."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-        import signal
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
+def _grade_in_worker(record: StudentRecord, staged: Staged, out: str, db_url: str, settings: Settings):
+    """grade_student, in a grading process; a test can make that process die or hang for one student."""
+    fault = os.environ.get(TEST_FAULT, "")
+    student, _, what = fault.rpartition(":")
+    if student == record.student and what == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if student == record.student and what == "hang":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            time.sleep(1)
+    return grade_student(record, staged, out, db_url, settings)
 
 
 def _grade_all(todo, submitted, out, db_url, settings, grader, jobs, progress):
@@ -165,38 +174,56 @@ def _grade_all(todo, submitted, out, db_url, settings, grader, jobs, progress):
             record = grade_student(record, found, str(out), db_url, settings)
             bar.set_postfix_str(f"{student}: {record.status}")
             bar.update(1)
-    context = multiprocessing.get_context("spawn")  # no forked torch or sqlite state in workers
-    attempts = {s: 0 for s in staged}
-    pending, finished = list(staged), set()
-    while pending:
-        for s in pending:
-            attempts[s] += 1
-        with futures.ProcessPoolExecutor(max_workers=min(jobs, len(pending)), mp_context=context,
-                                         initializer=_worker_init) as pool:
-            running = {pool.submit(grade_student, *staged[s], str(out), db_url, settings): s for s in pending}
-            try:
-                for done in futures.as_completed(running):
-                    student = running[done]
-                    try:
-                        record = done.result()
-                        bar.set_postfix_str(f"{student}: {record.status}")
-                    except futures.process.BrokenProcessPool:
-                        raise
-                    except Exception as exc:  # a bug of ours on this one submission: record it, go on
-                        _record_error(out, student, exc)
-                    finished.add(student)
-                    bar.update(1)
-                pending = []
-            except futures.process.BrokenProcessPool as exc:
-                # a grading process died (ours, not the sandbox): regrade the unfinished ones in a fresh
-                # pool; a student that breaks it twice is recorded as an error instead
-                pending = [s for s in running.values() if s not in finished]
-                for s in [s for s in pending if attempts[s] >= 2]:
-                    _record_error(out, s, exc)
-                    bar.update(1)
-                pending = [s for s in pending if attempts[s] < 2]
-    bar.close()
+    # one student per grading process at a time: a process that dies or overruns costs only its student
+    spawn = multiprocessing.get_context("spawn")  # no forked torch or sqlite state in workers
+    pool = Workers(_grade_in_worker, jobs, settings.deadline, spawn)
+    deaths = dict.fromkeys(staged, 0)
+    for student, (record, found) in staged.items():
+        pool.submit(student, (record, found, str(out), db_url, settings))
+    try:
+        for outcome in pool.outcomes():
+            student, (record, found) = outcome.key, staged[outcome.key]
+            if outcome.error == "died":
+                deaths[student] += 1
+                if deaths[student] < DEATHS:  # the OOM killer may have picked the wrong process: once more
+                    pool.submit(student, (record, found, str(out), db_url, settings))
+                    continue
+                record = _record_error(out, student, f"its grading process died {DEATHS} times ({outcome.detail}); "
+                                       "if memory ran out, grade it alone (--jobs 1) or with more memory")
+            elif outcome.error == "deadline":
+                record = _record_timeout(out, db_url, record, found, settings)
+            elif outcome.error == "raised":  # a bug of ours on this one submission: record it, go on
+                record = _record_error(out, student, outcome.detail)
+            else:
+                record = outcome.value
+            bar.set_postfix_str(f"{student}: {record.status}")
+            bar.update(1)
+    finally:
+        pool.close()
+        bar.close()
 
 
-def _record_error(out: Path, student: str, exc: BaseException):
-    save_state(out, StudentRecord(student, "", "error", clip(f"grader error: {type(exc).__name__}: {exc}", "reason")))
+def _record_error(out: Path, student: str, detail: str) -> StudentRecord:
+    """Our fault, not the submission's: no fingerprint, so the next run grades this student again."""
+    record = StudentRecord(student, "", "error", clip(f"grader error: {detail}", "reason"))
+    save_state(out, record)
+    return record
+
+
+def _record_timeout(out: Path, db_url: str, record: StudentRecord, staged: Staged, settings: Settings):
+    """A student whose grading passed the deadline and was killed: zeros, a reason and a feedback page.
+    Like "failed", it keeps its fingerprint: graded again only when the submission (or grader) changes."""
+    for folder in ("autograded", "feedback"):  # whatever the killed process left half-written
+        shutil.rmtree(out / folder / record.student, ignore_errors=True)
+    (results_dir(out) / f"{record.student}.{ASSIGNMENT}.json").unlink(missing_ok=True)
+    try:
+        zero_submission(db_url, record.student)
+    except Exception as exc:  # the gradebook was busy: grade again next run
+        return _record_error(out, record.student, f"gradebook error after a timeout: {type(exc).__name__}: {exc}")
+    reason = (f"grading it was stopped at the deadline of {settings.deadline:g} s per student "
+              f"(6 x --timeout + 60 s, with --timeout {settings.timeout:g})")
+    record.status, record.rubric = "timeout", {}
+    record.reason = "; ".join(filter(None, [staged.problem, *staged.notes, reason]))
+    write_failure_feedback(out, record)
+    save_state(out, record)
+    return record

@@ -451,7 +451,17 @@ def load_guard(path: str):
     return module
 
 
+def prefer_for_oom_killer():
+    """When memory runs out, the OOM killer takes the sandbox (and every child it forks) before the grader."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as f:
+            f.write("1000")
+    except OSError:
+        pass
+
+
 def zygote(probes_path: str, guard_path: str, lib: str):
+    prefer_for_oom_killer()
     apply_limits()
     sys.path.insert(0, lib)  # the student package (autograder, without its instructor part), as students have it
     import torch
