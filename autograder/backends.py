@@ -81,7 +81,8 @@ class LocalStudent:
     def begin_item(self, item_id: str):
         pass
 
-    def run(self, probe: str, **spec) -> dict:
+    def run(self, probe: str, measure_memory: bool = False, **spec) -> dict:
+        """measure_memory: nothing can be measured from inside the process being measured; ignored."""
         obs = probes.run(self.namespace, probe, spec)
         if obs["status"] != "ok":
             raise probe_failure(obs, self.context)
@@ -102,7 +103,7 @@ class Reference(LocalStudent):
         super().__init__(namespace)
         self.rubric = rubric or {}
 
-    def run(self, probe: str, **spec) -> dict:
+    def run(self, probe: str, measure_memory: bool = False, **spec) -> dict:
         buffer = io.BytesIO()
         torch.save((probe, spec), buffer)
         key = (id(self.namespace), hashlib.sha256(buffer.getvalue()).hexdigest())
@@ -134,7 +135,7 @@ class SandboxStudent:
     def begin_item(self, item_id: str):
         self.item = item_id
 
-    def run(self, probe: str, **spec) -> dict:
+    def run(self, probe: str, measure_memory: bool = False, **spec) -> dict:
         item = self.item
         if item in self.failures:  # a new exception each time: re-raising one would grow its traceback
             raise CheckFailure(str(self.failures[item]), self.failures[item].reason)
@@ -152,7 +153,7 @@ class SandboxStudent:
             raise CheckFailure(str(self.failures[item]), "crashed")
         started = time.monotonic()
         try:
-            obs = self.sandbox.request(probe, spec, timeout=max(left, 0.5))
+            obs = self.sandbox.request(probe, spec, timeout=max(left, 0.5), measure_memory=measure_memory)
         except SandboxError as exc:
             hint = {"timeout": f"This exercise has {self.timeout:g} s in all: {HINTS['timeout']}",
                     "crashed": HINTS["crashed"]}.get(exc.reason, "")

@@ -72,7 +72,8 @@ RUBRIC = {
     "accumulate_gradients": (
         Behaviour("full_batch_gradient", "Leaves in each .grad the gradient of the whole batch", 0.7,
                   ("test_matches_one_full_batch",), central=True),
-        Behaviour("micro_batches", "Passes the model at most micro_batch_size examples at a time", 0.4,
+        Behaviour("micro_batches", "Passes the model at most micro_batch_size examples at a time, and keeps one "
+                  "micro-batch's graph alive at a time (measured memory)", 0.4,
                   ("test_never_more_than_micro_batch_size",), central=True),
         Behaviour("any_split", "Any split works: a smaller last micro-batch, micro-batches of 1 or larger than the "
                   "batch, other models and losses", 0.3),
@@ -89,8 +90,8 @@ RUBRIC = {
                   "them, and they are never overwritten from the fp16 model", 0.3, (), central=True),
         Behaviour("loss_scaling", "The loss is multiplied by the scale before backward() and the fp32 master "
                   "gradients are unscaled, so tiny gradients survive", 0.4, (), central=True),
-        Behaviour("micro_batches", "At most micro_batch_size examples at a time, each micro-batch weighted by its "
-                  "share; the parameters stay the same fp16 objects", 0.4,
+        Behaviour("micro_batches", "At most micro_batch_size examples at a time, one graph alive at a time (measured "
+                  "memory), each micro-batch weighted by its share; the parameters stay the same fp16 objects", 0.4,
                   ("test_micro_batches_are_respected",), central=True),
         Behaviour("overflow_skips", "On overflow nothing is updated (masters, model, optimizer state), the scale "
                   "backs off and the step returns stepped=False", 0.5,
@@ -106,8 +107,8 @@ RUBRIC = {
         Behaviour("token_weighting", "Weights each micro-batch by its share of the batch's counted tokens, so the "
                   "gradient is that of the mean over every counted token (not 1/k, not per sequence)", 0.8,
                   ("test_matches_one_full_batch_with_uneven_lengths",), central=True),
-        Behaviour("micro_batches", "At most micro_batch_size sequences at a time, and gradients from before the "
-                  "call discarded", 0.4, ("test_never_more_than_micro_batch_size_and_stale_grads_discarded",),
+        Behaviour("micro_batches", "At most micro_batch_size sequences at a time, one graph alive at a time (measured "
+                  "memory), and gradients from before the call discarded", 0.4, ("test_never_more_than_micro_batch_size_and_stale_grads_discarded",),
                   central=True),
         Behaviour("mean_loss", "Returns the whole batch's mean loss per counted token, as a Python float", 0.3,
                   ("test_returns_the_mean_over_counted_tokens",)),

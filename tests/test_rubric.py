@@ -21,6 +21,7 @@ from autograder.backends import LocalStudent, Reference
 from autograder.instructor.hidden.rubric import hidden_check_map
 from autograder.runner import CHECKS_DIR, HIDDEN_DIR, ItemResult, Outcome, run_checks
 from tests.helpers import ROOT
+from tests.submissions.buggy import KEEPS_GRAPHS
 from tests.submissions import VARIANTS, Replace, Variant, apply_edit, make_submission, names
 from tests.submissions.buggy import STATIC_USERS, STEP, STEP_PARTS, STEP_TEMPLATE
 
@@ -288,8 +289,13 @@ def test_missing_the_central_behaviour_keeps_at_most_half(grade, name):
     assert grade(name)[item.id] <= item.points / 2, f"{name} ({CENTRAL_MISSES[name]})"
 
 
+# caught only by the sandbox's measured memory, which a check run in this process cannot read: graded in
+# the sandbox by tests/test_submissions.py
+MEASURED_ONLY = {v.name for v in KEEPS_GRAPHS}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", names("buggy") + list(EXTRA))
+@pytest.mark.parametrize("name", [n for n in names("buggy") if n not in MEASURED_ONLY] + list(EXTRA))
 def test_every_real_mistake_loses_something(grade, name):
     v = variant(name)
     scores = grade(name)

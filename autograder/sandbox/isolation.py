@@ -109,6 +109,36 @@ class Cgroup:
                     except OSError:
                         pass
 
+    def _memory(self, v1: str, v2: str):
+        """The memory controller's file with this name (v1 or v2 spelling), or None."""
+        for d in self.dirs:
+            for name in (v1, v2):
+                if (d / name).exists():
+                    return d / name
+        return None
+
+    def reset_peak(self):
+        """Start a new peak-memory measurement; returns the memory in use now (bytes), or None where the
+        kernel cannot reset the peak (then nothing can be measured). Read by the grader, never the sandbox."""
+        peak, usage = self._memory("memory.max_usage_in_bytes", "memory.peak"), self._memory(
+            "memory.usage_in_bytes", "memory.current")
+        if peak is None or usage is None:
+            return None
+        try:
+            peak.write_text("0")
+            return int(usage.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def peak(self):
+        """(highest memory use since reset_peak(), memory in use now) in bytes, or None."""
+        peak, usage = self._memory("memory.max_usage_in_bytes", "memory.peak"), self._memory(
+            "memory.usage_in_bytes", "memory.current")
+        try:
+            return int(peak.read_text()), int(usage.read_text())
+        except (OSError, ValueError, AttributeError):
+            return None
+
     def enter_command(self) -> list:
         """A shell prefix that moves itself into the cgroups, then execs the rest."""
         if not self.dirs:

@@ -81,8 +81,13 @@ class Sandbox:
         self.stopped |= {p.get("cell") for p in problems if p.get("type") == "CellTimeout"}
         return problems
 
-    def request(self, probe: str, spec: dict, timeout: float) -> dict:
-        """Run one probe in the sandbox; return its plain-data answer, or raise SandboxError."""
+    def request(self, probe: str, spec: dict, timeout: float, measure_memory: bool = False) -> dict:
+        """Run one probe in the sandbox; return its plain-data answer, or raise SandboxError.
+
+        measure_memory: add {"memory": {"baseline", "peak", "after", "added"}} in bytes, read from the
+        sandbox's memory cgroup by this process (so the code being measured cannot change it), where
+        there is one. The child gives freed heap memory back to the system after every request, so the
+        baseline holds no cache that the call could reuse unseen."""
         self.reload_seconds = 0.0
         if self.channel is None:  # the last request ended the child: run the notebook again first
             self.restarts += 1
@@ -100,7 +105,15 @@ class Sandbox:
                              "cpu_seconds": int(timeout) + 1})
         self._send(header.encode() + b"\n" + data, deadline, doing)
         limit = self.limits.max_answer_mb * 2**20
+        cgroup = self.zygote.cgroup if measure_memory and self.zygote is not None else None
+        baseline = cgroup.reset_peak() if cgroup is not None else None
         answer = self._guard(lambda: self.channel.answer(self.requests, deadline, limit, nonce), doing)
+        measured = cgroup.peak() if baseline is not None else None
+        if measured is not None and answer.get("status") == "ok":
+            # what the call added, whatever it freed meanwhile: memory held before the call and let go
+            # during it does not hide what the call allocated
+            answer["memory"] = {"baseline": baseline, "peak": measured[0], "after": measured[1],
+                                "added": measured[0] - min(baseline, measured[1])}
         forged = self._forgery()
         if forged:
             answer = {"status": "tampered", "flags": list(dict.fromkeys(answer.get("flags", []) + forged))}

@@ -649,3 +649,41 @@ TOKEN = [
 ]
 
 BUGGY = BUGGY + MASTER_FP32 + TOKEN
+
+# Graphs kept alive: each micro-batch passes through the model alone, so batch sizes look right, but
+# every micro-batch's graph lives until one backward() at the end, which saves no memory: what the
+# sandbox's measured peak memory catches, whatever the code's shape.
+KEEPS_GRAPHS = [
+    accumulate("accumulate_one_backward_of_summed_losses", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            model.zero_grad()
+            n = inputs.shape[0]
+            total = 0.0
+            for start in range(0, n, micro_batch_size):
+                x, y = inputs[start:start + micro_batch_size], targets[start:start + micro_batch_size]
+                total = total + loss_fn(model(x), y) * (x.shape[0] / n)
+            total.backward()
+            return total.item()
+        ''', "adds up the weighted micro-batch losses and calls backward() once: every graph stays alive"),
+    accumulate("accumulate_concatenates_outputs", '''
+        def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+            model.zero_grad()
+            outputs = [model(inputs[start:start + micro_batch_size])
+                       for start in range(0, inputs.shape[0], micro_batch_size)]
+            loss = loss_fn(torch.cat(outputs), targets)
+            loss.backward()
+            return loss.item()
+        ''', "runs the micro-batches one by one but concatenates the outputs for one loss and one backward()"),
+    step_variant("step_one_backward_for_all_micro_batches",
+                 "adds up the micro-batches' scaled losses and calls backward() once: every graph stays alive",
+                 zero="model.zero_grad(set_to_none=True)\n    scaled_losses = []",
+                 backward="scaled_losses.append(scaler.scale_loss(loss * share))",
+                 to_master="sum(scaled_losses).backward()\n    " + STEP_PARTS["to_master"]),
+    token_variant("token_one_backward_for_all_micro_batches",
+                  "adds up the micro-batches' token losses and calls backward() once: every graph stays alive",
+                  zero="model.zero_grad(set_to_none=True)\n    kept = []",
+                  backward="kept.append(loss_sum / counted)",
+                  returned="(sum(kept).backward(), total_loss / counted)[1]"),
+]
+
+BUGGY = BUGGY + KEEPS_GRAPHS

@@ -6,6 +6,7 @@ import torch
 
 from autograder.checks.expect import (classification_batch, full_batch_grads, model_values, number,
                                       regression_batch, shown, tensor_list_diff, token_batch)
+from autograder.instructor.hidden import memory
 
 MLP64 = {"arch": "mlp", "sizes": [6, 10, 4], "seed": 21, "dtype": "float64"}
 DEEP64 = {"arch": "mlp", "sizes": [3, 8, 8, 2], "seed": 22, "dtype": "float64", "act": "tanh"}
@@ -81,3 +82,13 @@ def test_float_return_type(student):
     got = student.run("accumulate_gradients", model=MLP64, inputs=inputs, targets=targets, loss="cross_entropy",
                       micro_batch_size=2)
     assert got["returned"]["type"] == "float", f"accumulate_gradients returned {shown(got['returned'])}, not a float."
+
+
+def test_one_micro_batch_graph_at_a_time(student):
+    """Keeps one micro-batch's graph alive at a time, as measured in the sandbox's memory"""
+    inputs, targets = classification_batch(memory.BATCH, memory.FEATURES, memory.CLASSES, seed=43)
+    got = student.run("accumulate_gradients", measure_memory=True, model=memory.WIDE, inputs=inputs,
+                      targets=targets, loss="cross_entropy", micro_batch_size=memory.MICRO)
+    memory.assert_one_graph_at_a_time(
+        got, f"accumulate_gradients(batch of {memory.BATCH}, micro_batch_size={memory.MICRO})",
+        memory.activation_bytes(), memory.BATCH // memory.MICRO)

@@ -5,6 +5,7 @@ import pytest
 
 from autograder.checks.expect import (classification_batch, fp32_masters, max_abs_diff, number,
                                       relative_error, shown, token_batch)
+from autograder.instructor.hidden import memory
 
 MLP16 = {"arch": "mlp", "sizes": [6, 16, 5], "seed": 31, "dtype": "float16"}
 EMBED16 = {"arch": "embed", "vocab": 20, "dim": 8, "classes": 4, "seed": 32, "dtype": "float16"}
@@ -156,3 +157,15 @@ def test_masters_keep_updates_too_small_for_fp16(student, reference):
                           "Each update here is smaller than fp16 can show, so only the fp32 masters keep it. "
                           "Hint: the masters are the true weights: never copy the fp16 model into them during a "
                           "step (for example at its start); copy only masters -> model, after optimizer.step().")
+
+
+def test_one_micro_batch_graph_at_a_time(student):
+    """Keeps one micro-batch's graph alive at a time, as measured in the sandbox's memory"""
+    model = {**memory.WIDE, "dtype": "float16"}
+    inputs, targets = classification_batch(memory.BATCH, memory.FEATURES, memory.CLASSES, seed=44)
+    got = student.run("mixed_precision_train_step", measure_memory=True, model=model, masters=fp32_masters(model),
+                      batches=[(inputs, targets)], loss="cross_entropy", micro_batch_size=memory.MICRO,
+                      optimizer=SGD)
+    memory.assert_one_graph_at_a_time(
+        got, f"mixed_precision_train_step(fp16 model, batch of {memory.BATCH}, micro_batch_size={memory.MICRO})",
+        memory.activation_bytes(dtype_bytes=2), memory.BATCH // memory.MICRO)

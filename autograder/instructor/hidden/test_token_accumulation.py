@@ -6,6 +6,7 @@ import torch
 
 from autograder.checks.expect import (full_batch_token_grads, model_values, number, shown, tensor_list_diff,
                                       token_batch_of_lengths)
+from autograder.instructor.hidden import memory
 
 LM64 = {"arch": "lm", "vocab": 13, "dim": 5, "seed": 41, "dtype": "float64"}
 LM32 = {"arch": "lm", "vocab": 17, "dim": 8, "seed": 42, "dtype": "float32"}
@@ -89,3 +90,14 @@ def test_empty_batch_raises_value_error(student, ignore_index):
     assert len(message.split()) >= 3, (
         f"{got['call']} raised ValueError({message!r}); say why in the message, for example that no target is "
         "counted because every one equals ignore_index, so the student reading it knows what to fix.")
+
+
+def test_one_micro_batch_graph_at_a_time(student):
+    """Keeps one micro-batch's graph alive at a time, as measured in the sandbox's memory"""
+    inputs, targets = token_batch_of_lengths([memory.LENGTH] * memory.SEQUENCES, memory.VOCAB, seed=45)
+    got = student.run("token_accumulation", measure_memory=True, model=memory.WIDE_LM, inputs=inputs,
+                      targets=targets, micro_batch_size=memory.MICRO_SEQUENCES)
+    memory.assert_one_graph_at_a_time(
+        got, f"accumulate_token_gradients({memory.SEQUENCES} sequences of {memory.LENGTH} tokens, "
+             f"micro_batch_size={memory.MICRO_SEQUENCES})",
+        memory.lm_activation_bytes(), memory.SEQUENCES // memory.MICRO_SEQUENCES)

@@ -1,0 +1,41 @@
+"""The memory point of Exercises 5 to 7, measured: only one micro-batch's graph may be alive at a time.
+
+The probe's call runs in the sandbox, and the grader reads the peak of the sandbox's memory cgroup
+around it (sandbox/session.py), where the student's code cannot reach. The model is sized so that
+keeping every micro-batch's graph alive costs many times what one micro-batch costs: a loop that
+calls backward() on each micro-batch stays far below half the whole batch's activations, and any
+code shape that keeps the graphs (one backward of a summed loss, torch.cat of the outputs, the whole
+batch at once) goes above it.
+"""
+import pytest
+
+BATCH, MICRO, WIDTH, FEATURES, CLASSES = 4096, 128, 4096, 4, 4
+# a wide hidden layer with little arithmetic: its activations, not its weights, are what memory holds
+WIDE = {"arch": "mlp", "sizes": [FEATURES, WIDTH, CLASSES], "seed": 41, "act": "tanh"}
+SEQUENCES, LENGTH, VOCAB, MICRO_SEQUENCES = 128, 64, 2048, 4
+WIDE_LM = {"arch": "lm", "vocab": VOCAB, "dim": 8, "seed": 42}
+
+
+def activation_bytes(dtype_bytes: int = 4) -> int:
+    """What the whole batch's saved activations of WIDE take: the hidden layer's output and its tanh."""
+    return BATCH * WIDTH * 2 * dtype_bytes
+
+
+def lm_activation_bytes() -> int:
+    """What the whole batch's logits and their log-softmax take in WIDE_LM."""
+    return SEQUENCES * LENGTH * VOCAB * 4 * 2
+
+
+def assert_one_graph_at_a_time(got: dict, call: str, whole_batch: int, micro_batches: int):
+    """The call added less than half of what keeping every micro-batch's graph costs."""
+    memory = got.get("memory")
+    if memory is None:
+        pytest.skip("this grading machine cannot measure the sandbox's memory (no memory cgroup)")
+    added, limit = memory["added"], whole_batch // 2
+    mib = 2 ** 20
+    assert added < limit, (
+        f"{call} raised the sandbox's memory by {added / mib:.0f} MiB at its peak. Keeping one micro-batch's "
+        f"graph at a time needs about {whole_batch / micro_batches / mib:.0f} MiB; keeping all {micro_batches} "
+        f"alive needs about {whole_batch / mib:.0f} MiB, and the limit is {limit / mib:.0f} MiB. Something kept "
+        "the micro-batches' graphs alive together: call backward() on each micro-batch's loss inside the loop, "
+        "instead of adding the losses (or concatenating the outputs) and calling backward() once.")
