@@ -87,6 +87,10 @@ class _Collector:
     def pytest_runtest_setup(self, item):
         self._student.begin_item(_item_id(item))
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_teardown(self, item):
+        self._student.end_item()  # the check's verdict and message are made: its time is charged
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         report = (yield).get_result()

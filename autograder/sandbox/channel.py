@@ -2,15 +2,13 @@
 
 Framing: JSON lines; raw torch.save bytes follow a header that gives their size.
 """
-import io
 import json
 import os
 import select
 import threading
 import time
-import zipfile
 
-import torch
+from .decode import read_answer
 
 
 class Drain(threading.Thread):
@@ -119,7 +117,8 @@ class Channel:
 
     def answer(self, request_id: int, deadline: float, limit: int):
         """The child's plain-data answer to request `request_id`; None if it died first. ValueError if it
-        broke the protocol: out of turn, too large, not a stored torch archive, not plain data."""
+        broke the protocol: out of turn, too large, not a stored torch archive, not plain data, or
+        refused by decode.read_answer (decode.Refused)."""
         reply = self.line(deadline)
         if reply is None:
             return None
@@ -131,12 +130,7 @@ class Channel:
         payload = self.exact(size, deadline)
         if payload is None:
             return None
-        if not stored_zip(payload, limit):
-            raise ValueError("the answer was not in the form the sandbox writes")
-        try:
-            answer = torch.load(io.BytesIO(payload), weights_only=True)  # plain data only: nothing the student made
-        except Exception as exc:
-            raise ValueError(f"the answer could not be read as plain data ({type(exc).__name__})") from None
+        answer = read_answer(payload, limit)  # plain data, bounded, or Refused (a ValueError)
         if not isinstance(answer, dict) or "status" not in answer:
             raise ValueError("the answer had the wrong shape")
         return answer
@@ -152,14 +146,3 @@ class Channel:
         for drain in (self.out, self.err):
             drain.join(timeout=2)
 
-
-def stored_zip(payload: bytes, limit: int) -> bool:
-    """True for a torch.save zip whose members are stored, not compressed, within `limit` bytes in all:
-    a forged answer could otherwise be a zip bomb that torch.load would inflate in the grader."""
-    try:
-        with zipfile.ZipFile(io.BytesIO(payload)) as archive:
-            members = archive.infolist()
-    except (zipfile.BadZipFile, ValueError, OSError, RecursionError, EOFError):
-        return False
-    return (all(m.compress_type == zipfile.ZIP_STORED for m in members)
-            and sum(m.file_size for m in members) <= limit)

@@ -8,6 +8,7 @@ import warnings
 
 import torch
 
+from .decode import Refused
 from .errors import Limits, SandboxError
 from .isolation import WEAK_ISOLATION, have_bwrap
 from .zygote import open_channel
@@ -33,16 +34,18 @@ class Sandbox:
 
     # ---- lifecycle ----
 
-    def start(self) -> list:
-        """Start a child and run the submission's notebook in it; return the problems it reported
-        (plain dicts, as the child sent them).
+    def start(self, seconds: float = None) -> list:
+        """Start a child and run the submission's notebook in it, within `seconds` in all (default
+        Limits.notebook_seconds); return the problems it reported (plain dicts, as the child sent them).
 
         A cell that ends the child (os._exit, a kill, a crash) is reported as a "ProcessDied" problem
-        and left out of a fresh run of the notebook, as a cell past its time is: the rest still runs.
+        and left out of a fresh run of the notebook, as a cell past its time is: the rest still runs,
+        within the same `seconds`.
         """
+        deadline = time.monotonic() + (self.limits.notebook_seconds if seconds is None else seconds)
         for attempt in range(self.limits.max_restarts + 1):
             try:
-                return self._load() + self.lost
+                return self._load(deadline) + self.lost
             except SandboxError as exc:
                 if not (exc.died and exc.cell is not None) or attempt == self.limits.max_restarts:
                     raise
@@ -51,10 +54,11 @@ class Sandbox:
                 self.lost.append({"cell": exc.cell, "line": None, "type": "ProcessDied", "message": ended,
                                   "where": exc.tail})
 
-    def _load(self) -> list:
+    def _load(self, deadline: float) -> list:
         self._end_child()
+        if time.monotonic() >= deadline:
+            raise SandboxError("timeout", "out of time", "running your notebook")
         self.zygote, self.channel = open_channel(self.zygote, self.limits, self.isolate)
-        deadline = time.monotonic() + self.limits.notebook_seconds
         doing = "running your notebook"
         cells = [c for c in self.cells if c["index"] not in self.stopped]
         notebook = {"cells": cells, "cell_seconds": self.limits.timeout}
@@ -65,19 +69,26 @@ class Sandbox:
         self.stopped |= {p.get("cell") for p in problems if p.get("type") == "CellTimeout"}
         return problems
 
-    def request(self, probe: str, spec: dict, timeout: float) -> dict:
-        """Run one probe in the sandbox; return its plain-data answer, or raise SandboxError."""
+    def request(self, probe: str, spec: dict, timeout: float, within: float = None) -> dict:
+        """Run one probe in the sandbox within `timeout`; return its plain-data answer, or raise SandboxError.
+
+        If the last request ended the child, the notebook runs again first. `within`: seconds for that
+        re-run and the probe together (default: Limits.notebook_seconds for the re-run, then `timeout`);
+        what the re-run took is left in self.reload_seconds."""
+        started = time.monotonic()
+        end = started + (self.limits.notebook_seconds + timeout if within is None else within)
         self.reload_seconds = 0.0
         if self.channel is None:  # the last request ended the child: run the notebook again first
             self.restarts += 1
-            started = time.monotonic()
-            self.start()
-            self.reload_seconds = time.monotonic() - started
+            try:
+                self.start(min(end - started, self.limits.notebook_seconds))
+            finally:
+                self.reload_seconds = time.monotonic() - started
         self.requests += 1
         buffer = io.BytesIO()
         torch.save(spec, buffer)
         data = buffer.getvalue()
-        deadline = time.monotonic() + timeout
+        deadline = min(time.monotonic() + timeout, end)
         doing = f"running {probe}"
         header = json.dumps({"id": self.requests, "probe": probe, "size": len(data), "cpu_seconds": int(timeout) + 1})
         self._send(header.encode() + b"\n" + data, deadline, doing)
@@ -117,6 +128,8 @@ class Sandbox:
             result = step()
         except TimeoutError:
             self._fail("timeout", "out of time", doing)
+        except Refused as exc:
+            self._fail("refused", str(exc), doing)
         except ValueError as exc:
             self._fail("protocol", str(exc), doing)
         if result is None or result is False:
