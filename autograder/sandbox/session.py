@@ -31,6 +31,7 @@ class Sandbox:
         self.stopped = set()   # cells past their time, or that ended the child: not run again on a restart
         self.lost = []         # a problem for each cell that ended the child
         self.reload_seconds = 0.0  # what restarting the child cost the last request
+        self.start_seconds = 0.0   # what the last start()'s runs of the notebook took together
 
     # ---- lifecycle ----
 
@@ -42,10 +43,11 @@ class Sandbox:
         and left out of a fresh run of the notebook, as a cell past its time is: the rest still runs,
         within the same `seconds`.
         """
-        deadline = time.monotonic() + (self.limits.notebook_seconds if seconds is None else seconds)
+        seconds = self.limits.notebook_seconds if seconds is None else seconds
+        self.start_seconds = 0.0
         for attempt in range(self.limits.max_restarts + 1):
             try:
-                return self._load(deadline) + self.lost
+                return self._load(seconds - self.start_seconds) + self.lost
             except SandboxError as exc:
                 if not (exc.died and exc.cell is not None) or attempt == self.limits.max_restarts:
                     raise
@@ -54,11 +56,21 @@ class Sandbox:
                 self.lost.append({"cell": exc.cell, "line": None, "type": "ProcessDied", "message": ended,
                                   "where": exc.tail})
 
-    def _load(self, deadline: float) -> list:
+    def _load(self, seconds: float) -> list:
+        """One run of the notebook in a fresh child, within `seconds` from the child's start (starting the
+        sandbox itself is the grader's cost), added to self.start_seconds."""
         self._end_child()
-        if time.monotonic() >= deadline:
+        if seconds <= 0:
             raise SandboxError("timeout", "out of time", "running your notebook")
         self.zygote, self.channel = open_channel(self.zygote, self.limits, self.isolate)
+        opened = time.monotonic()
+        deadline = opened + seconds
+        try:
+            return self._run_notebook(deadline)
+        finally:
+            self.start_seconds += time.monotonic() - opened
+
+    def _run_notebook(self, deadline: float) -> list:
         doing = "running your notebook"
         cells = [c for c in self.cells if c["index"] not in self.stopped]
         notebook = {"cells": cells, "cell_seconds": self.limits.timeout}
@@ -74,21 +86,20 @@ class Sandbox:
 
         If the last request ended the child, the notebook runs again first. `within`: seconds for that
         re-run and the probe together (default: Limits.notebook_seconds for the re-run, then `timeout`);
-        what the re-run took is left in self.reload_seconds."""
-        started = time.monotonic()
-        end = started + (self.limits.notebook_seconds + timeout if within is None else within)
+        what the re-run took (starting the sandbox itself aside) is left in self.reload_seconds."""
+        within = self.limits.notebook_seconds + timeout if within is None else within
         self.reload_seconds = 0.0
         if self.channel is None:  # the last request ended the child: run the notebook again first
             self.restarts += 1
             try:
-                self.start(min(end - started, self.limits.notebook_seconds))
+                self.start(min(within, self.limits.notebook_seconds))
             finally:
-                self.reload_seconds = time.monotonic() - started
+                self.reload_seconds = self.start_seconds
         self.requests += 1
         buffer = io.BytesIO()
         torch.save(spec, buffer)
         data = buffer.getvalue()
-        deadline = min(time.monotonic() + timeout, end)
+        deadline = time.monotonic() + min(timeout, within - self.reload_seconds)
         doing = f"running {probe}"
         header = json.dumps({"id": self.requests, "probe": probe, "size": len(data), "cpu_seconds": int(timeout) + 1})
         self._send(header.encode() + b"\n" + data, deadline, doing)
