@@ -44,7 +44,7 @@ class Channel:
 
     def __init__(self, pid: int, requests: int, replies: int, out: Drain, err: Drain):
         self.pid, self.requests, self.replies, self.out, self.err = pid, requests, replies, out, err
-        self.buffer = b""
+        self.buffer = bytearray()  # grows in place: a 64 MiB answer arrives in 64 KiB reads
         self.cell = None  # the cell the child last said it was starting, while it runs the notebook
         os.set_blocking(requests, False)
 
@@ -85,7 +85,9 @@ class Channel:
                 raise ValueError("the sandbox flooded its reply channel")
             if not self.fill(deadline):
                 return None
-        line, self.buffer = self.buffer.split(b"\n", 1)
+        end = self.buffer.index(b"\n")
+        line = bytes(self.buffer[:end])
+        del self.buffer[:end + 1]
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
@@ -99,7 +101,8 @@ class Channel:
         while len(self.buffer) < size:
             if not self.fill(deadline):
                 return None
-        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
         return data
 
     def hello(self, deadline: float):

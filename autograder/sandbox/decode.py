@@ -36,10 +36,10 @@ class Refused(ValueError):
 def read_answer(payload: bytes, limit: int):
     """The value of one torch.save archive from the child, or Refused. `limit`: bytes in all, and the
     most its tensors may claim together."""
-    pickled = archive_pickle(payload, limit)
+    pickled, size = archive_pickle(payload, limit)
     scan_pickle(pickled)  # first, to name what is too large
-    if len(pickled) > MAX_PICKLE_BYTES:
-        raise Refused(f"the answer held {len(pickled):,} bytes of values besides tensors "
+    if size > MAX_PICKLE_BYTES:
+        raise Refused(f"the answer held {size:,} bytes of values besides tensors "
                       f"(at most {MAX_PICKLE_BYTES:,} are read back)")
     try:
         answer = torch.load(io.BytesIO(payload), weights_only=True)  # plain data only: nothing the student made
@@ -49,15 +49,17 @@ def read_answer(payload: bytes, limit: int):
     return answer
 
 
-def archive_pickle(payload: bytes, limit: int) -> bytes:
-    """The pickle of a torch.save zip whose members are stored within `limit` bytes in all."""
+def archive_pickle(payload: bytes, limit: int):
+    """(the first MAX_PICKLE_BYTES + 1 bytes of the pickle, its size) of a torch.save zip whose members are
+    stored within `limit` bytes in all."""
     if not stored_zip(payload, limit):
         raise ValueError("the answer was not in the form the sandbox writes")
     with zipfile.ZipFile(io.BytesIO(payload)) as archive:
         pickles = [m for m in archive.infolist() if m.filename.endswith("/data.pkl") or m.filename == "data.pkl"]
         if len(pickles) != 1:
             raise ValueError("the answer was not in the form the sandbox writes")
-        return archive.read(pickles[0])
+        with archive.open(pickles[0]) as member:
+            return member.read(MAX_PICKLE_BYTES + 1), pickles[0].file_size
 
 
 def stored_zip(payload: bytes, limit: int) -> bool:
