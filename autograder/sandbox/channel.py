@@ -101,8 +101,9 @@ class Channel:
         while len(self.buffer) < size:
             if not self.fill(deadline):
                 return None
-        data = bytes(self.buffer[:size])
-        del self.buffer[:size]
+        with memoryview(self.buffer) as view:
+            data = bytes(view[:size])
+        self.buffer = self.buffer[size:]  # what follows (small): the large buffer is freed
         return data
 
     def hello(self, deadline: float):
