@@ -146,3 +146,14 @@ def test_local_student_and_reference():
     assert ref.run("q5_answer")["answer"]["value"] == "c"
     with pytest.raises(RuntimeError, match="reference failed"):
         Reference({}).run("q5_answer")
+
+
+def test_the_references_own_time_is_not_charged(clock):
+    ok = {"status": "ok"}
+    student = SandboxStudent(FakeSandbox([ok], clock), timeout=5, total_seconds=100)
+    student.begin_item("x")
+    with student.uncharged():
+        clock.now += 60  # the reference computing what to compare with
+    clock.now += 1
+    student.end_item()
+    assert student.spent["x"] == pytest.approx(1)
