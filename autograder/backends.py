@@ -8,6 +8,7 @@ worded for the student. Three backends answer:
 * SandboxStudent: a submission being graded, in the sandbox, within a time budget per item and
   for the whole notebook.
 """
+import contextlib
 import copy
 import hashlib
 import io
@@ -29,7 +30,9 @@ SIGNAL_WORDS = {
     "SIGABRT": "it aborted",
 }
 HINTS = {"timeout": "look for an endless loop.",
-         "crashed": "Look for os._exit, sys.exit, or a very large allocation."}
+         "crashed": "Look for os._exit, sys.exit, or a very large allocation.",
+         "refused": ("Return plain values: numbers, short strings, lists, and tensors that hold their own "
+                     "memory (.clone() a view made with expand).")}
 
 
 def probe_failure(obs: dict, context: str) -> CheckFailure:
@@ -56,6 +59,8 @@ def probe_failure(obs: dict, context: str) -> CheckFailure:
 def sandbox_failure(exc: SandboxError) -> str:
     """What a student reads when the sandbox timed out, died or broke down."""
     doing = exc.doing or "running your code"
+    if exc.reason == "refused":
+        return f"what came back from your code could not be used: {exc.detail} (while {doing})"
     if exc.reason == "timeout":
         where = f": cell {exc.cell} was still running when the time ran out" if exc.cell is not None else ""
         return f"took longer than it may while {doing}{where}"
@@ -80,6 +85,12 @@ class LocalStudent:
 
     def begin_item(self, item_id: str):
         pass
+
+    def end_item(self):
+        pass
+
+    def uncharged(self):
+        return contextlib.nullcontext()
 
     def run(self, probe: str, measure_memory: bool = False, **spec) -> dict:
         """measure_memory: nothing can be measured from inside the process being measured; ignored."""
@@ -117,7 +128,13 @@ class Reference(LocalStudent):
 
 class SandboxStudent:
     """The checks' `student` backend during grading: probes run in the sandbox, with a time budget
-    per item (`timeout`) and for all items together (`total_seconds`)."""
+    per item (`timeout`) and for all items together (`total_seconds`).
+
+    An item is charged everything its checks take, in the sandbox and here: the request, reading
+    the answer back, judging it and wording the message (from begin_item to end_item). Running the
+    notebook again after a check ended the sandbox's process is charged to the whole notebook's
+    budget, not to the item whose check happened to come next.
+    """
 
     context = "sandbox"
     CRASHES_PER_ITEM = 2  # after this many, the item's remaining checks fail without running again
@@ -127,48 +144,84 @@ class SandboxStudent:
         self.timeout = timeout
         self.total_seconds = total_seconds
         self.item = None
-        self.spent = {}
+        self.mark = None      # when the time not yet charged to self.item began (None: between checks)
+        self.spent = {}       # item -> seconds its checks took, reloads aside
+        self.reloaded = 0.0   # seconds spent running the notebook again after a crash
         self.crashes = {}
         self.failures = {}  # item -> CheckFailure that ended it (timeout, crashes): later checks fail fast
         self.tampered = {}  # item -> what the sandbox's guard caught the code doing during its checks
 
     def begin_item(self, item_id: str):
-        self.item = item_id
+        """A check of `item_id` starts: its time counts from here."""
+        self._charge()
+        self.item, self.mark = item_id, time.monotonic()
+
+    def end_item(self):
+        """The check ended (its verdict and message made): charge it, then stop the clock."""
+        self._charge()
+        self.mark = None
+
+    @contextlib.contextmanager
+    def uncharged(self):
+        """Time spent here (the reference computing what to compare with) is not the item's."""
+        self._charge()
+        try:
+            yield
+        finally:
+            self.mark = time.monotonic() if self.mark is not None else None
+
+    def _charge(self):
+        now = time.monotonic()
+        if self.mark is not None and self.item is not None:
+            self.spent[self.item] = self.spent.get(self.item, 0.0) + now - self.mark
+        self.mark = now if self.mark is not None else None
+
+    def total_left(self) -> float:
+        return self.total_seconds - sum(self.spent.values()) - self.reloaded
+
+    def _fail_fast(self, item: str, text: str, reason: str):
+        self.failures[item] = CheckFailure(text, reason)
+        raise CheckFailure(text, reason)
 
     def run(self, probe: str, measure_memory: bool = False, **spec) -> dict:
         item = self.item
         if item in self.failures:  # a new exception each time: re-raising one would grow its traceback
             raise CheckFailure(str(self.failures[item]), self.failures[item].reason)
-        total_left = self.total_seconds - sum(self.spent.values())
-        left = min(self.timeout - self.spent.get(item, 0.0), total_left)
+        self._charge()
+        what = probe.replace("_", " ")
+        total_left = self.total_left()
+        item_left = self.timeout - self.spent.get(item, 0.0)
         if total_left <= 0:  # the whole notebook's time is used up
-            self.failures[item] = CheckFailure(
-                f"{probe.replace('_', ' ')}: not run: your notebook used up its {self.total_seconds:g} s for all "
-                "exercises in earlier ones. Look for an endless loop there.", "timeout")
-            raise CheckFailure(str(self.failures[item]), "timeout")
+            self._fail_fast(item, f"{what}: not run: your notebook used up its {self.total_seconds:g} s for all "
+                                  "exercises in earlier ones. Look for an endless loop there.", "timeout")
+        if item_left <= 0:  # its checks (the grader's own work on its answers included) took all its time
+            self._fail_fast(item, f"{what}: not run: this exercise used up its {self.timeout:g} s in earlier "
+                                  f"checks. {HINTS['timeout'].capitalize()}", "timeout")
         if self.sandbox.channel is None and self.sandbox.restarts >= self.sandbox.limits.max_restarts:
-            self.failures[item] = CheckFailure(
-                f"{probe.replace('_', ' ')}: not run: your code stopped the sandbox {self.sandbox.restarts} times, "
-                "so the rest of its checks are skipped. " + HINTS["crashed"], "crashed")
-            raise CheckFailure(str(self.failures[item]), "crashed")
-        started = time.monotonic()
+            self._fail_fast(item, f"{what}: not run: your code stopped the sandbox {self.sandbox.restarts} times, "
+                                  "so the rest of its checks are skipped. " + HINTS["crashed"], "crashed")
         try:
-            obs = self.sandbox.request(probe, spec, timeout=max(left, 0.5), measure_memory=measure_memory)
+            obs = self.sandbox.request(probe, spec, timeout=max(min(item_left, total_left), 0.5),
+                                       within=max(total_left, 0.5), measure_memory=measure_memory)
         except SandboxError as exc:
-            hint = {"timeout": f"This exercise has {self.timeout:g} s in all: {HINTS['timeout']}",
-                    "crashed": HINTS["crashed"]}.get(exc.reason, "")
-            text = f"{probe.replace('_', ' ')}: {sandbox_failure(exc)}".rstrip(".")
+            reloading = exc.doing == "running your notebook"
+            hint = {"timeout": (f"Your notebook has {self.total_seconds:g} s for all exercises, running it again "
+                                f"after a crash included: {HINTS['timeout']}" if reloading else
+                                f"This exercise has {self.timeout:g} s in all: {HINTS['timeout']}"),
+                    "crashed": HINTS["crashed"], "refused": HINTS["refused"]}.get(exc.reason, "")
+            text = f"{what}: {sandbox_failure(exc)}".rstrip(".")
             failure = CheckFailure(f"{text}. {hint}".strip(), exc.reason)
             self.crashes[item] = self.crashes.get(item, 0) + 1
             if exc.reason == "timeout" or self.crashes[item] >= self.CRASHES_PER_ITEM:
                 self.failures[item] = failure
             raise failure from None
-        finally:  # running the notebook again after a crash is not this item's time
-            elapsed = time.monotonic() - started - self.sandbox.reload_seconds
-            self.spent[item] = self.spent.get(item, 0.0) + max(elapsed, 0.0)
+        finally:  # running the notebook again after a crash is the whole notebook's time, not this item's
+            self._charge()
+            self.spent[item] = self.spent.get(item, 0.0) - self.sandbox.reload_seconds
+            self.reloaded += self.sandbox.reload_seconds
         if obs["status"] == "tampered":
             self.tampered.setdefault(item, []).extend(f for f in obs["flags"] if f not in self.tampered.get(item, []))
-            raise CheckFailure(f"{probe.replace('_', ' ')}: {REVIEW_TEXT}", "tampered")
+            raise CheckFailure(f"{what}: {REVIEW_TEXT}", "tampered")
         if obs["status"] != "ok":
             raise probe_failure(obs, self.context)
         return obs

@@ -8,6 +8,7 @@ import math
 import torch
 
 from . import probes
+from ..text import bounded_repr
 
 
 class CheckFailure(AssertionError):
@@ -45,23 +46,37 @@ def shown(desc: dict) -> str:
             return f"tensor({float(value.reshape(()).double())!r}, dtype=torch.{desc.get('dtype')})"
         return f"a {desc.get('dtype')} tensor of shape {tuple(value.shape)}"
     if kind in ("float", "int", "bool", "str", "NoneType"):
-        return repr(desc.get("value"))
+        return bounded_repr(desc.get("value"))  # a string may be long: the message shows its start
     if kind in ("tuple", "list"):
         return f"a {kind} of length {desc.get('length')}"
     return f"an object of type {kind}"
 
 
-def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float:
-    """Largest |a - b| in float64; inf where only one side is finite or NaN."""
-    a, b = a.double(), b.double()
-    if a.shape != b.shape:
+def same_shape(a, b) -> bool:
+    """Whether a and b are tensors of one shape: asked before any copy or cast of a student's tensor, whose
+    shape is what the answer says, not what the check needs."""
+    return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape
+
+
+def max_abs_diff(a: torch.Tensor, b: torch.Tensor, round_to: torch.dtype = None) -> float:
+    """Largest |a - b| in float64 (b first rounded to `round_to`, if given); inf where the shapes differ,
+    or only one side is finite or NaN."""
+    if not same_shape(a, b):
         return math.inf
+    if round_to is not None:
+        b = b.to(round_to)
+    a, b = a.double(), b.double()
     both_nan = a.isnan() & b.isnan()
     same_inf = a.isinf() & b.isinf() & (a == b)
     diff = (a - b).abs()
     diff[both_nan | same_inf] = 0.0
     diff[diff.isnan()] = math.inf
     return float(diff.max()) if diff.numel() else 0.0
+
+
+def moved_by(got, start: torch.Tensor):
+    """got - start in float64, or None when got is not a tensor of start's shape (asked before any cast)."""
+    return got.double() - start.double() if same_shape(got, start) else None
 
 
 def tensor_list_diff(got: list, want: list, names=None):
@@ -145,6 +160,8 @@ def relative_error(got: list, want: list, start: list) -> float:
     """||(got - start) - (want - start)|| / ||want - start|| over a list of tensors: how far one
     update is from another, relative to the update's own size (robust to a few elements that
     sit at rounding noise)."""
+    if len(got) != len(want) or not all(same_shape(g, w) for g, w in zip(got, want)):
+        return math.inf
     num = sum(float(((g.double() - w.double()) ** 2).sum()) for g, w in zip(got, want))
     den = sum(float(((w.double() - s.double()) ** 2).sum()) for w, s in zip(want, start))
     if den == 0.0:

@@ -1,7 +1,10 @@
 """Visible checks for Exercise 6: mixed_precision_train_step, against a float64 SGD step."""
 import math
 
-from autograder.checks.expect import classification_batch, fp32_masters, full_batch_grads, max_abs_diff, number, shown
+import torch
+
+from autograder.checks.expect import (classification_batch, fp32_masters, full_batch_grads, max_abs_diff, moved_by,
+                                      number, shown)
 
 MODEL = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}
 SGD = {"name": "sgd", "lr": 0.5}
@@ -30,7 +33,8 @@ def sgd_error(step, inputs, targets):
     worst = 0.0
     for m, s, g in zip(step["masters"], start, grads):
         want = -SGD["lr"] * g
-        worst = max(worst, max_abs_diff(m.double() - s.double(), want) / (float(want.abs().max()) + 1e-12))
+        moved = moved_by(m, s)
+        worst = max(worst, max_abs_diff(moved, want) / (float(want.abs().max()) + 1e-12))
     return worst, loss
 
 
@@ -53,7 +57,7 @@ def test_one_clean_step(student):
         f"The returned loss is {shown(loss)}; the whole-batch mean loss is about {want_loss:.4f}. "
         "Return the unscaled loss as a Python float.")
     for i, (p, m) in enumerate(zip(step["model"], step["masters"])):
-        assert max_abs_diff(p, m.half()) == 0, (
+        assert max_abs_diff(p, m, round_to=torch.float16) == 0, (
             f"After the step, model parameter {i} is not its master rounded to fp16: copy the masters back "
             "into the model after optimizer.step().")
     assert out["model_dtypes"] == ["float16"] * len(out["model_dtypes"]), (
@@ -102,7 +106,12 @@ def test_clipping_uses_the_unscaled_norm(student):
     grads, _ = full_batch_grads(MODEL, "cross_entropy", inputs, targets)
     norm = math.sqrt(sum(float(g.pow(2).sum()) for g in grads))
     clip = min(1.0, max_norm / norm)  # clip_grad_norm_'s factor, on the float64 gradient
-    updates = [m.double() - s.double() for m, s in zip(out["steps"][0]["masters"], fp32_masters(MODEL))]
+    start = fp32_masters(MODEL)
+    updates = [moved_by(m, s) for m, s in zip(out["steps"][0]["masters"], start)]
+    assert len(updates) == len(start) and all(u is not None for u in updates), (
+        f"mixed_precision_train_step(SGD, max_grad_norm={max_norm}): after the step the masters are not "
+        f"{len(start)} tensors of the parameters' shapes {[tuple(s.shape) for s in start]}. Hint: update the "
+        "masters in place (optimizer.step()); never replace them.")
     moved = math.sqrt(sum(float(u.pow(2).sum()) for u in updates))
     want = SGD["lr"] * clip * norm
     err = max(max_abs_diff(u, -SGD["lr"] * clip * g) for u, g in zip(updates, grads))

@@ -14,18 +14,19 @@ Without bubblewrap: a resource-limited subprocess per submission, with a warning
 isolation is weaker.
 
 The parts, each importing only the ones before it: errors (Limits, SandboxError), isolation
-(bwrap, cgroups, uid), channel (pipes and framing), zygote (the process that forks children),
-session (Sandbox: one submission), and worker (the program that runs inside).
+(bwrap, cgroups, uid), decode (one answer read back, bounded), channel (pipes and framing),
+zygote (the process that forks children), session (Sandbox: one submission), and worker (the
+program that runs inside).
 
 This module is transport and isolation only: it imports nothing from the project, decides
 nothing, and words nothing for a student. A failure is a SandboxError with plain fields
 (what it was doing, how the child ended); backends.py turns it into a student's message.
 """
-from .channel import stored_zip
+from .decode import Refused, stored_zip
 from .errors import Limits, SandboxError
 from .isolation import WEAK_ISOLATION, have_bwrap, sandbox_uid
 from .session import Sandbox
 from .zygote import close_all
 
-__all__ = ["Limits", "Sandbox", "SandboxError", "WEAK_ISOLATION", "close_all", "have_bwrap", "sandbox_uid",
+__all__ = ["Limits", "Refused", "Sandbox", "SandboxError", "WEAK_ISOLATION", "close_all", "have_bwrap", "sandbox_uid",
            "stored_zip"]

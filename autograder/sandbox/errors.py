@@ -24,7 +24,8 @@ class Limits:
 class SandboxError(Exception):
     """The sandboxed process timed out, died or broke the protocol.
 
-    reason: "timeout", "crashed" or "protocol"; doing: what the grader had asked for; status: the
+    reason: "timeout", "crashed", "protocol", or "refused" (an answer decode.py would not read: its detail
+    says what it held); doing: what the grader had asked for; status: the
     child's exit code (negative: the signal that ended it) when it died; tail: the last line it wrote
     to stderr; cell: the notebook cell it was running, if it was loading the notebook.
     """

@@ -10,6 +10,7 @@ import warnings
 
 import torch
 
+from .decode import Refused
 from .errors import Limits, SandboxError
 from .isolation import HERE, WEAK_ISOLATION, have_bwrap, probes_file
 from .zygote import open_channel
@@ -43,19 +44,23 @@ class Sandbox:
         self.lost = []         # a problem for each cell that ended the child
         self.flags = []        # what the child's audit hook and integrity check caught while the notebook ran
         self.reload_seconds = 0.0  # what restarting the child cost the last request
+        self.start_seconds = 0.0   # what the last start()'s runs of the notebook took together
 
     # ---- lifecycle ----
 
-    def start(self) -> list:
-        """Start a child and run the submission's notebook in it; return the problems it reported
-        (plain dicts, as the child sent them).
+    def start(self, seconds: float = None) -> list:
+        """Start a child and run the submission's notebook in it, within `seconds` in all (default
+        Limits.notebook_seconds); return the problems it reported (plain dicts, as the child sent them).
 
         A cell that ends the child (os._exit, a kill, a crash) is reported as a "ProcessDied" problem
-        and left out of a fresh run of the notebook, as a cell past its time is: the rest still runs.
+        and left out of a fresh run of the notebook, as a cell past its time is: the rest still runs,
+        within the same `seconds`.
         """
+        seconds = self.limits.notebook_seconds if seconds is None else seconds
+        self.start_seconds = 0.0
         for attempt in range(self.limits.max_restarts + 1):
             try:
-                return self._load() + self.lost
+                return self._load(seconds - self.start_seconds) + self.lost
             except SandboxError as exc:
                 if not (exc.died and exc.cell is not None) or attempt == self.limits.max_restarts:
                     raise
@@ -64,10 +69,21 @@ class Sandbox:
                 self.lost.append({"cell": exc.cell, "line": None, "type": "ProcessDied", "message": ended,
                                   "where": exc.tail})
 
-    def _load(self) -> list:
+    def _load(self, seconds: float) -> list:
+        """One run of the notebook in a fresh child, within `seconds` from the child's start (starting the
+        sandbox itself is the grader's cost), added to self.start_seconds."""
         self._end_child()
+        if seconds <= 0:
+            raise SandboxError("timeout", "out of time", "running your notebook")
         self.zygote, self.channel = open_channel(self.zygote, self.limits, self.isolate)
-        deadline = time.monotonic() + self.limits.notebook_seconds
+        opened = time.monotonic()
+        deadline = opened + seconds
+        try:
+            return self._run_notebook(deadline)
+        finally:
+            self.start_seconds += time.monotonic() - opened
+
+    def _run_notebook(self, deadline: float) -> list:
         doing = "running your notebook"
         cells = [c for c in self.cells if c["index"] not in self.stopped]
         nonce = secrets.token_hex(16)
@@ -81,32 +97,38 @@ class Sandbox:
         self.stopped |= {p.get("cell") for p in problems if p.get("type") == "CellTimeout"}
         return problems
 
-    def request(self, probe: str, spec: dict, timeout: float, measure_memory: bool = False) -> dict:
-        """Run one probe in the sandbox; return its plain-data answer, or raise SandboxError.
+    def request(self, probe: str, spec: dict, timeout: float, within: float = None,
+                measure_memory: bool = False) -> dict:
+        """Run one probe in the sandbox within `timeout`; return its plain-data answer, or raise SandboxError.
 
+        If the last request ended the child, the notebook runs again first. `within`: seconds for that
+        re-run and the probe together (default: Limits.notebook_seconds for the re-run, then `timeout`);
+        what the re-run took (starting the sandbox itself aside) is left in self.reload_seconds.
         measure_memory: add {"memory": {"baseline", "peak", "after", "added"}} in bytes, read from the
         sandbox's memory cgroup by this process (so the code being measured cannot change it), where
         there is one. The child gives freed heap memory back to the system after every request, so the
         baseline holds no cache that the call could reuse unseen."""
+        within = self.limits.notebook_seconds + timeout if within is None else within
         self.reload_seconds = 0.0
         if self.channel is None:  # the last request ended the child: run the notebook again first
             self.restarts += 1
-            started = time.monotonic()
-            self.start()
-            self.reload_seconds = time.monotonic() - started
+            try:
+                self.start(min(within, self.limits.notebook_seconds))
+            finally:
+                self.reload_seconds = self.start_seconds
         self.requests += 1
         buffer = io.BytesIO()
         torch.save(spec, buffer)
         data = buffer.getvalue()
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + min(timeout, within - self.reload_seconds)
         doing = f"running {probe}"
         nonce = secrets.token_hex(16)
         header = json.dumps({"id": self.requests, "nonce": nonce, "probe": probe, "size": len(data),
                              "cpu_seconds": int(timeout) + 1})
-        self._send(header.encode() + b"\n" + data, deadline, doing)
-        limit = self.limits.max_answer_mb * 2**20
         cgroup = self.zygote.cgroup if measure_memory and self.zygote is not None else None
         baseline = cgroup.reset_peak() if cgroup is not None else None
+        self._send(header.encode() + b"\n" + data, deadline, doing)
+        limit = self.limits.max_answer_mb * 2**20
         answer = self._guard(lambda: self.channel.answer(self.requests, deadline, limit, nonce), doing)
         measured = cgroup.peak() if baseline is not None else None
         if measured is not None and answer.get("status") == "ok":
@@ -157,6 +179,8 @@ class Sandbox:
             result = step()
         except TimeoutError:
             self._fail("timeout", "out of time", doing)
+        except Refused as exc:
+            self._fail("refused", str(exc), doing)
         except ValueError as exc:
             self._fail("protocol", str(exc), doing)
         if result is None or result is False:

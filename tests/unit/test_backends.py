@@ -35,18 +35,81 @@ def test_sandbox_failures_read_as_what_happened():
 
 
 class FakeSandbox:
-    """Answers each request from a script: an answer dict, or a SandboxError to raise."""
+    """Answers each request from a script: an answer dict, or a SandboxError to raise; a request after
+    one that ended the child first "reloads" for `reload` seconds of a fake clock. Records each request's
+    (timeout, within)."""
 
-    def __init__(self, script):
+    def __init__(self, script, clock=None, reload=0.0, answer_seconds=0.0):
         self.script, self.limits, self.channel, self.restarts = list(script), Limits(max_restarts=2), object(), 1
-        self.reload_seconds = 0.0
+        self.reload_seconds, self.clock, self.reload, self.answer_seconds = 0.0, clock, reload, answer_seconds
+        self.asked = []
 
-    def request(self, probe, spec, timeout):
+    def request(self, probe, spec, timeout, within=None):
+        self.asked.append((timeout, within))
+        self.reload_seconds = 0.0
+        if self.channel is None:
+            self.channel = object()
+            self.reload_seconds = self.reload
+            self.clock.now += self.reload
+        if self.clock is not None:
+            self.clock.now += self.answer_seconds
         step = self.script.pop(0)
         if isinstance(step, Exception):
             self.channel = None
             raise step
         return step
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    fake = Clock()
+    monkeypatch.setattr("autograder.backends.time.monotonic", fake)
+    return fake
+
+
+def test_judging_and_wording_an_answer_are_charged_to_its_item(clock):
+    """Time spent in the grader on an answer (after the request returned) counts against the item."""
+    ok = {"status": "ok"}
+    student = SandboxStudent(FakeSandbox([ok, ok], clock), timeout=5, total_seconds=100)
+    student.begin_item("x")
+    student.run("p")
+    clock.now += 6  # the check judges the answer and words its message for 6 s
+    student.end_item()
+    assert student.spent["x"] == pytest.approx(6)
+    student.begin_item("x")
+    with pytest.raises(CheckFailure, match="used up its 5 s") as failed:
+        student.run("p")
+    assert failed.value.reason == "timeout"
+    student.begin_item("y")  # another item still has its own time
+    assert student.run("p") == ok
+
+
+def test_reloading_after_a_crash_is_charged_to_the_notebook_not_the_item(clock):
+    crash = SandboxError("crashed", "c", "running p", status=-9, died=True)
+    ok = {"status": "ok"}
+    sandbox = FakeSandbox([crash, ok, ok], clock, reload=30.0, answer_seconds=1.0)
+    student = SandboxStudent(sandbox, timeout=5, total_seconds=40)
+    student.begin_item("x")
+    with pytest.raises(CheckFailure):
+        student.run("p")
+    student.end_item()
+    student.begin_item("y")
+    student.run("p")  # reloads for 30 s: not y's time, but the notebook's
+    student.end_item()
+    assert student.spent["y"] == pytest.approx(1.0) and student.reloaded == pytest.approx(30.0)
+    assert student.total_left() == pytest.approx(40 - 1 - 1 - 30)
+    student.begin_item("z")
+    student.run("p")
+    timeout, within = sandbox.asked[-1]
+    assert within == pytest.approx(8) and timeout == pytest.approx(5)  # a reload may only use what is left
 
 
 def test_a_timeout_ends_the_item_and_later_checks_fail_fast():
@@ -83,3 +146,14 @@ def test_local_student_and_reference():
     assert ref.run("q5_answer")["answer"]["value"] == "c"
     with pytest.raises(RuntimeError, match="reference failed"):
         Reference({}).run("q5_answer")
+
+
+def test_the_references_own_time_is_not_charged(clock):
+    ok = {"status": "ok"}
+    student = SandboxStudent(FakeSandbox([ok], clock), timeout=5, total_seconds=100)
+    student.begin_item("x")
+    with student.uncharged():
+        clock.now += 60  # the reference computing what to compare with
+    clock.now += 1
+    student.end_item()
+    assert student.spent["x"] == pytest.approx(1)

@@ -2,6 +2,7 @@
 import math
 
 import pytest
+import torch
 
 from autograder.checks.expect import (classification_batch, fp32_masters, max_abs_diff, number,
                                       relative_error, shown, token_batch)
@@ -48,7 +49,7 @@ def assert_like_reference(got, want, start, what, hint="", tol=0.05):
         assert math.isclose(g_loss, w_loss, rel_tol=1e-3, abs_tol=1e-9), (
             f"{call}: returned loss {g_loss!r}, expected the whole-batch mean loss {w_loss:.6g}.")
         for i, (p, m) in enumerate(zip(g["model"], g["masters"])):
-            assert max_abs_diff(p, m.half()) == 0, (
+            assert max_abs_diff(p, m, round_to=torch.float16) == 0, (
                 f"{call}: model parameter {i} is not its master rounded to fp16; copy the masters back after "
                 "every step that was taken.")
 
