@@ -2,9 +2,12 @@
 
 Each is small where it is made and huge once written out, copied or cast in the grader: a tensor whose
 storage holds 1 of the 10^9 elements it claims, a list that shares its sublists 30 levels deep, a list
-nested 10^5 levels, a 60 MB string, a dict of 10^6 keys. Most reach the grader by making the probe, for
-one call, report a value of their choosing (the probe's namespace is reachable through the caller's
-frame); the deep list, which Python's pickler cannot write, also replaces the pickler.
+nested 10^5 levels, a 60 MB string, a dict of 10^6 keys. Most try to reach the grader by making the
+probe, for one call, report a value of their choosing through the caller's frame; the sandbox's guard
+now denies that frame and sets the submission aside for review (`flagged`), so these stand for any way
+a forged answer might still get out, which the decoder (autograder/sandbox/decode.py, tests/unit/
+test_decode.py) refuses in bounded memory. The deep list, which Python's pickler cannot write, also
+replaces the pickler.
 
 Each must end fast, with the attacked item scoring no more than its honest code earns and every other
 item at full marks (tests/test_submissions.py); tests/test_grader_memory.py measures the grader's peak
@@ -90,7 +93,7 @@ def underflow_forging(name, prelude, forged, doc):
               + textwrap.indent(HONEST_UNDERFLOW.strip(), "    ") + f"\n    _forge({forged})\n    return result\n")
     return hostile(name, Append("underflow_fraction", prelude, first=True),
                    Replace("underflow_fraction", "underflow_fraction", source),
-                   expect={"underflow_fraction": 0.0}, doc=doc)
+                   expect={"underflow_fraction": 0.0}, flagged="*", doc=doc)
 
 
 HOSTILE_DECODING = [
@@ -101,7 +104,7 @@ HOSTILE_DECODING = [
             def make_master_params(model):
                 _forge(plain_tensor=_expand_bomb)
                 return [p.detach().clone().float().requires_grad_(True) for p in model.parameters()]
-            '''), expect={"master_weights": "less"},
+            '''), expect={"master_weights": "less"}, flagged="*",
             doc="make_master_params's masters come back as 10^9-element stride-0 views"),
     underflow_forging("hostile_shared_list_bomb", SHARED_LIST_BOMB, "describe=_shared_list_bomb",
                       "the result is a list that shares its sublists 30 levels deep (2^30 leaves)"),
