@@ -326,10 +326,11 @@ def _all_variants() -> dict:
     from .alternatives import ALTERNATIVES
     from .buggy import BUGGY
     from .hostile import HOSTILE
+    from .hostile_html import HOSTILE_HTML
     from .realistic import REALISTIC
     everything = [Variant("reference", "reference", doc="the instructor's code, as a student would submit it"),
                   Variant("stub", "stub", doc="the released student notebook, untouched"),
-                  *BUGGY, *ALTERNATIVES, *HOSTILE, *REALISTIC]
+                  *BUGGY, *ALTERNATIVES, *HOSTILE, *REALISTIC, *HOSTILE_HTML]
     by_name = {}
     for v in everything:
         if v.name in by_name:
