@@ -10,7 +10,10 @@ runs before the autograded notebook is written, and both pages are made from tha
   attributes, links only to http(s) and mailto, images only from those or from the cell's own raster
   attachments. A cell that already renders clean keeps its source (an unanswered cell stays unanswered
   for nbgrader); another gets the cleaned HTML as its source, if that renders clean in turn, else its
-  text, escaped.
+  text, every mark a character reference. The instructor's text, as released, is left as it is.
+* rendering is bounded: mistune takes quadratic time on some text ("[" * n: 0.4 s at 5,000 characters,
+  460 s at 200,000), so a cell longer than MAX_RENDERED, and every cell once a notebook has used up
+  RENDER_BUDGET, is shown as text without being rendered.
 * raw cells: their text, escaped.
 * metadata: a cell keeps nbgrader's (known keys, grade ids as nbgrader writes them) and the grader's own
   copy mark; tags, widget state and the rest go. The notebook keeps its kernel's and the grader's repairs.
@@ -24,6 +27,7 @@ import re
 import nh3
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.filters.strings import strip_files_prefix
+import nbformat
 from nbformat import from_dict
 from nbformat.v4.nbbase import random_cell_id
 from nbgrader.preprocessors import NbGraderPreprocessor
@@ -31,6 +35,8 @@ from pygments.token import STANDARD_TYPES
 
 from ..extract import COPY_KEY
 from ..grading import REPAIRS_KEY
+from ..items import ASSIGNMENT
+from .course import ROOT
 
 RASTER = ("image/png", "image/jpeg", "image/gif", "image/webp")
 # classes only from this list, so nothing can pass for formgrader's own buttons and fields: the heading
@@ -44,12 +50,16 @@ NOTEBOOK_KEYS = ("kernelspec", "language_info", REPAIRS_KEY)  # REPAIRS_KEY: Rep
 GRADE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
 CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 NAME = re.compile(r"[\w.+-]{1,40}")  # a language_info value (a pygments lexer name, say)
-UNSHOWABLE = "<p>(This cell could not be shown safely; the submitted notebook has it as written.)</p>"
+MAX_RENDERED = 5_000     # characters of one markdown cell that may be rendered (twice at most)
+RENDER_BUDGET = 50_000   # characters of markdown rendered in one notebook, the instructor's text aside
+MAX_SHOWN = 20_000       # characters of a cell shown as text; the submitted notebook keeps the whole of it
 
 
 class SanitizeHtml(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
+        released = released_markdown(resources.get("nbgrader", {}).get("notebook"))
+        budget = Budget()
         kept = {k: v for k, v in nb.metadata.items() if k in NOTEBOOK_KEYS}
         if "language_info" in kept:
             kept["language_info"] = _language_info(kept["language_info"])
@@ -62,8 +72,8 @@ class SanitizeHtml(NbGraderPreprocessor):
             if attachments and cell.get("cell_type") in ("markdown", "raw"):
                 cell.attachments = from_dict(attachments)
             source = _text(cell.get("source", ""))
-            if cell.get("cell_type") == "markdown":
-                cell.source = safe_markdown(source, cell.get("attachments", {}))
+            if cell.get("cell_type") == "markdown" and source not in released:
+                cell.source = safe_markdown(source, cell.get("attachments", {}), budget)
             elif cell.get("cell_type") == "raw":
                 cell.source = html.escape(source)
             if cell.get("source") != source:
@@ -99,16 +109,63 @@ def renders_clean(source: str, attachments: dict) -> bool:
     return clean(page) == page
 
 
-def safe_markdown(source: str, attachments: dict) -> str:
-    """The first of these that renders clean: the source itself, its cleaned HTML, its text escaped."""
-    if renders_clean(source, attachments):
+class Budget:
+    """Characters of markdown a notebook may still have rendered."""
+
+    def __init__(self, left: int = RENDER_BUDGET):
+        self.left = left
+
+    def spend(self, characters: int) -> bool:
+        if characters > min(self.left, MAX_RENDERED):
+            return False
+        self.left -= characters
+        return True
+
+
+def safe_markdown(source: str, attachments: dict, budget: Budget = None) -> str:
+    """The first of these that renders clean: the source itself, its cleaned HTML, its text.
+
+    Each render is paid for with the source's length: the cleaned HTML has the same text (and tags,
+    and the attachments' base64, which parse in linear time)."""
+    budget = budget or Budget()
+    page = _page(source, attachments, budget, len(source))
+    if page is not None and clean(page) == page:
         return source
+    if page is not None:
+        cleaned = clean(page)
+        again = _page(cleaned, attachments, budget, len(source))
+        if again is not None and clean(again) == again:
+            return cleaned
+    return as_text(source)
+
+
+def _page(source: str, attachments: dict, budget: Budget, cost: int):
+    """page_html, or None when the budget does not cover it or nbconvert cannot render it."""
+    if not budget.spend(cost):
+        return None
     try:
-        candidates = [clean(page_html(source, attachments))]
-    except Exception:
-        candidates = []
-    candidates.append("<pre>" + html.escape(source, quote=False) + "</pre>")
-    return next((c for c in candidates if renders_clean(c, attachments)), UNSHOWABLE)
+        return page_html(source, attachments)
+    except Exception:  # e.g. a missing attachment: nbconvert would fail on the page too
+        return None
+
+
+def as_text(source: str) -> str:
+    """The cell's text in a <pre>, every character but letters, digits and spaces as a character reference:
+    markdown finds no syntax in it (and parses it in linear time), HTML no markup."""
+    more = len(source) - MAX_SHOWN
+    text = "".join(c if c.isalnum() or c in " \n" else f"&#{ord(c)};" for c in source[:MAX_SHOWN])
+    note = f"\n({more} more characters are in the submitted notebook.)" if more > 0 else ""
+    return f"<pre>{text}{note}</pre>"
+
+
+def released_markdown(notebook) -> set:
+    """The markdown sources of the notebook as released to students: the instructor's text."""
+    path = ROOT / "lessons" / ASSIGNMENT / f"{notebook}.ipynb"
+    try:
+        released = nbformat.read(str(path), as_version=4) if notebook else None
+    except (OSError, ValueError):
+        released = None
+    return {_text(c.source) for c in released.cells if c.cell_type == "markdown"} if released else set()
 
 
 def raster_attachments(attachments) -> dict:

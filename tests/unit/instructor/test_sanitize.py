@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from autograder.extract import COPY_KEY
 from autograder.grading import REPAIRS_KEY
 from autograder.instructor.repair import RepairStructure
-from autograder.instructor.sanitize import SanitizeHtml, page_html, raster_attachments, renders_clean, safe_markdown
+from autograder.instructor.sanitize import (MAX_RENDERED, RENDER_BUDGET, Budget, SanitizeHtml, as_text, page_html,
+                                            raster_attachments, renders_clean, safe_markdown)
 from tests.submissions import make_submission
 from tests.submissions.hostile_html import HOSTILE_HTML
 
@@ -131,8 +132,27 @@ NASTY = st.lists(st.sampled_from(["<", ">", "/", "\"", "'", "=", "&", ";", ":", 
 def test_whatever_is_written_comes_out_inert(source):
     attachments = {"p.png": {"image/png": PNG}}
     result = safe_markdown(source, attachments)
-    assert renders_clean(result, attachments)
+    assert renders_clean(result, attachments) or page_html(result, attachments).strip() == result == as_text(source)
     assert active(page_html(result, attachments)) == []
+
+
+def test_rendering_is_bounded_per_cell_and_per_notebook():
+    """mistune is quadratic on "[" * n: a long cell is shown as text, unrendered, and so is every cell
+    once the notebook's budget is spent."""
+    long = "[" * (MAX_RENDERED + 1) + "<script>"
+    assert safe_markdown(long, {}) == as_text(long)
+    budget = Budget()
+    answer = "x" * (MAX_RENDERED // 2) + ' "quoted" <b onclick="y()">z</b>'
+    shown = [safe_markdown(answer, {}, budget) for _ in range(2 * RENDER_BUDGET // MAX_RENDERED)]
+    assert shown[0] != as_text(answer) and shown[-1] == as_text(answer)
+    assert budget.left >= 0
+
+
+def test_text_shown_unrendered_is_inert_and_kept_whole_up_to_a_limit():
+    source = "</pre><script>alert(1)</script> [x](javascript:y) " + "\u202e&#60;" * 10
+    shown = as_text(source)
+    assert page_html(shown, {}).strip() == shown and active(shown) == []
+    assert Elements(shown).text == source
 
 
 def test_attachments_keep_only_raster_images():
@@ -154,8 +174,18 @@ def test_an_attached_image_is_shown_and_a_dropped_one_falls_back_to_text():
     shown = page_html(nb.cells[0].source, nb.cells[0].attachments)
     assert f'src="data:image/png;base64,{PNG}"' in shown
     assert "attachments" not in nb.cells[1]
-    assert nb.cells[1].source.startswith("<pre>") and "&lt;b&gt;bold" in nb.cells[1].source
+    assert nb.cells[1].source == as_text("![evil](attachment:e.svg) <b>bold</b>")
     assert active_cells(nb) == {}
+
+
+def test_the_instructors_text_as_released_is_left_alone():
+    nb = make_submission("stub")
+    lesson_text = [c for c in nb.cells if c.cell_type == "markdown" and "nbgrader" not in c.metadata]
+    lesson_text[1].source += "\n<img src=x onerror=alert(1)>"
+    before = copy.deepcopy(nb)
+    nb, _ = SanitizeHtml().preprocess(nb, {"nbgrader": {"notebook": "lesson20"}})
+    changed = [i for i, (old, new) in enumerate(zip(before.cells, nb.cells)) if old.source != new.source]
+    assert changed == [nb.cells.index(lesson_text[1])] and changed[0] not in active_cells(nb)
 
 
 def test_metadata_keeps_what_nbgrader_needs():
