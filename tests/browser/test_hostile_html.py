@@ -8,7 +8,6 @@ the title and open a dialog; the pages are opened in Chromium and all three are 
 import base64
 import json
 import re
-from pathlib import Path
 
 import nbformat
 import pytest
