@@ -30,10 +30,15 @@ c.GenerateAssignment.preprocessors = [
 ]
 
 # Sanitizing: RepairStructure first, so that a copied cell (a duplicated grade id), a check cell turned
-# into markdown or damaged metadata is repaired and noted rather than failing the whole submission;
+# into markdown or damaged metadata is repaired and noted rather than failing the whole submission
+# (it drops a submission's own copy of the grader's metadata before it writes its own);
+# then SanitizeHtml, which makes every cell safe in formgrader's and the feedback's HTML pages: after
+# RepairStructure, which turns a check cell made markdown back into code, and whose metadata it keeps;
+# before the notebook is written, since both pages are made from it;
 # then nbgrader's own steps, in its order (OverwriteCells puts back the instructor's grade cells).
 c.Autograde.sanitize_preprocessors = [
     "autograder.instructor.repair.RepairStructure",
+    "autograder.instructor.sanitize.SanitizeHtml",
     "nbgrader.preprocessors.ClearOutput",
     "nbgrader.preprocessors.DeduplicateIds",
     "nbgrader.preprocessors.OverwriteKernelspec",

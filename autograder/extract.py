@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import nbformat
 
 from .items import AUTO_ITEMS, item_of_cell
+from .text import clip
 
 DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -87,7 +88,10 @@ def _text(source) -> str:
 @dataclass
 class Repair:
     item: str     # the item it concerns ("" for none)
-    text: str     # what was repaired, for the student and the instructor
+    text: str     # what was repaired, for the student and the instructor (it may quote a grade id)
+
+    def __post_init__(self):
+        self.text = clip(self.text, "note")
 
 
 def repair_structure(nb) -> list:

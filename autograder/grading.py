@@ -11,11 +11,14 @@ it only the visible checks run.
 from dataclasses import dataclass, field
 
 from .backends import REVIEW_TEXT, SandboxStudent, plain_problem, sandbox_failure
-from .extract import Repair, notebook_cells, repair_structure
+from .extract import COPY_KEY, Repair, notebook_cells, repair_structure
 from .items import AUTO_ITEMS, get_item
 from .report import item_text
 from .runner import ItemResult, Outcome, run_checks
 from .sandbox import Limits, Sandbox, SandboxError
+from .text import clip
+
+SHOWN = 5  # of the repairs or errors that concern one item, the ones its report names (the rest are counted)
 
 
 @dataclass
@@ -33,16 +36,23 @@ class SubmissionResult:
 
     def report(self, item_id: str) -> str:
         """The student-facing text for one item: repairs and errors in its cells, then its checks."""
-        lines = [f"Your notebook's structure: {r.text}." for r in self.repairs if r.item == item_id]
+        lines = _first([f"Your notebook's structure: {r.text}." for r in self.repairs if r.item == item_id],
+                       "repairs")
         if self.items[item_id].review:
             lines.append(f"Set aside for review: {REVIEW_TEXT} (it was caught {'; '.join(self.items[item_id].review)}).")
-        lines += [problem_text(p) for p in self.problems if p.get("item") == item_id]
+        lines += _first([problem_text(p) for p in self.problems if p.get("item") == item_id], "errors")
         result = self.items[item_id]
         if result.score < result.item.points:  # an error elsewhere may be the cause (a helper's cell, the setup)
             lines += ["Elsewhere: " + problem_text(p) for p in self.problems if not p.get("item")][:3]
         if self.status != "graded":
             lines.append(f"Your notebook could not be graded ({self.status}): {self.reason}")
         return "\n".join(lines + [item_text(result)])
+
+
+def _first(lines: list, what: str) -> list:
+    """At most SHOWN of these lines, and how many more there are."""
+    more = len(lines) - SHOWN
+    return lines[:SHOWN] + ([f"({more} more {what} like these are not listed.)"] if more > 0 else [])
 
 
 def problem_text(p: dict) -> str:
@@ -64,13 +74,17 @@ def _zero(item_ids, message: str, reason: str) -> dict:
 
 
 def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
-                   isolate: bool = None) -> SubmissionResult:
+                   isolate: bool = None, repaired: list = None) -> SubmissionResult:
     """Grade the code of one notebook (an nbformat node) on the given items (default: all autograded).
 
     reference: a backends.Reference; with it the hidden checks run too.
+    repaired: the repairs nbgrader's sanitize step made (recorded_repairs), from a caller that runs after
+    it; None for a notebook as submitted, whose grader metadata is then dropped as a forgery.
     """
     item_ids = list(dict.fromkeys(item_ids or [i.id for i in AUTO_ITEMS]))
-    repairs = earlier_repairs(nb) + repair_structure(nb)
+    if repaired is None:
+        drop_grader_metadata(nb)
+    repairs = list(repaired or []) + repair_structure(nb)
     cells = notebook_cells(nb)
     owner = {c.index: c.item for c in cells}
     sandbox = Sandbox([c.plain() for c in cells], limits, isolate=isolate)
@@ -90,21 +104,34 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
         sandbox.close()
     for item_id, result in items.items():  # caught while the notebook ran: every item; during checks: theirs
         result.review = list(dict.fromkeys(sandbox.flags + student.tampered.get(item_id, [])))
-    notes = [f"repaired: {r.text}" for r in repairs]
-    notes += [f"cell {p['cell']} raised {p['type']}" for p in problems[:5]]
+    notes = _first([f"repaired: {r.text}" for r in repairs], "repairs")
+    notes += [f"cell {p['cell']} raised {p['type']}" for p in problems[:SHOWN]]
     timed_out = [i for i, failure in student.failures.items() if failure.reason == "timeout"]
     if timed_out:
         notes.append(f"ran out of time in {', '.join(timed_out)}")
     flagged = {f for r in items.values() for f in r.review}
     if flagged:
         notes.append(f"set aside for review: {'; '.join(sorted(flagged))[:300]}")
-    return SubmissionResult("graded", "; ".join(notes), items, problems, repairs)
+    return SubmissionResult("graded", clip("; ".join(notes), "reason"), items, problems, repairs)
 
 
-REPAIRS_KEY = "lesson20_repairs"  # notebook metadata: repairs made before nbgrader saw the notebook
+# The grader's own metadata. Only the grader writes it: whatever a submitted notebook holds under these
+# keys is a forgery ("regraded by hand: full marks") and is dropped before anything reads it.
+REPAIRS_KEY = "lesson20_repairs"  # notebook: the repairs RepairStructure made before nbgrader saw the notebook
+# COPY_KEY (extract.py), in a cell: the cell is a copy that a repair took nbgrader's role from
 
 
-def earlier_repairs(nb) -> list:
-    """Repairs a step before this one made (the nbgrader sanitize step), read back from the notebook."""
+def drop_grader_metadata(nb) -> None:
+    """Remove, in place, whatever the notebook holds under the grader's own metadata keys."""
+    nb.get("metadata", {}).pop(REPAIRS_KEY, None)
+    for cell in nb.get("cells", []):
+        if isinstance(cell.get("metadata"), dict):
+            cell.metadata.pop(COPY_KEY, None)
+
+
+def recorded_repairs(nb) -> list:
+    """The repairs RepairStructure recorded in the notebook (it drops a submission's own record first)."""
     found = nb.get("metadata", {}).get(REPAIRS_KEY, [])
-    return [Repair(str(r.get("item", "")), str(r.get("text", ""))) for r in found if isinstance(r, dict)]
+    known = {i.id for i in AUTO_ITEMS}
+    return [Repair(r.get("item") if r.get("item") in known else "", clip(r.get("text"), "note"))
+            for r in (found if isinstance(found, list) else []) if isinstance(r, dict)]

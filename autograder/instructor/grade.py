@@ -98,7 +98,7 @@ def grade_student(record: StudentRecord, staged: Staged, out: str, db_url: str, 
             record.rubric = {i: r["rubric"] for i, r in graded["items"].items() if r.get("rubric")}
         elif record.status == "graded":
             record.status, record.reason = "failed", "the grader wrote no results"
-    record.reason = "; ".join(filter(None, [staged.problem, *notes, record.reason]))
+    record.reason = clip("; ".join(filter(None, [staged.problem, *notes, record.reason])), "reason")
     if not (out / "feedback" / student / ASSIGNMENT).is_dir():
         write_failure_feedback(out, record)
     save_state(out, record)

@@ -13,10 +13,13 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool, Float, Integer, Unicode
 
-from ..grading import grade_notebook
+from ..grading import grade_notebook, recorded_repairs
 from ..items import AUTO_ITEMS
 from ..sandbox import Limits
+from ..text import clip
 from .reference import reference
+
+MAX_PROBLEMS = 20  # errors the notebook raised that the results file keeps (a notebook may have thousands)
 
 
 class GradeOutOfProcess(NbGraderPreprocessor):
@@ -37,7 +40,9 @@ class GradeOutOfProcess(NbGraderPreprocessor):
         item_ids = [c.metadata.nbgrader.grade_id for c in tests if c.metadata.nbgrader.grade_id in known]
         limits = Limits(timeout=self.timeout, memory_mb=self.memory_mb,
                         max_processes=self.max_processes, max_output_kb=self.max_output_kb)
-        result = grade_notebook(nb, item_ids, limits, reference() if self.include_hidden else None)
+        # RepairStructure (a sanitize step, before this one) recorded its repairs in the notebook
+        result = grade_notebook(nb, item_ids, limits, reference() if self.include_hidden else None,
+                                repaired=recorded_repairs(nb))
         for cell in tests:
             grade_id = cell.metadata.nbgrader.grade_id
             if grade_id in result.items:
@@ -55,7 +60,8 @@ class GradeOutOfProcess(NbGraderPreprocessor):
     def _save(self, resources, result):
         info = resources.get("nbgrader", {})
         record = {"student": info.get("student"), "notebook": info.get("notebook"),
-                  "status": result.status, "reason": result.reason, "problems": result.problems,
+                  "status": result.status, "reason": clip(result.reason, "reason"),
+                  "problems": result.problems[:MAX_PROBLEMS],  # each one's text is clipped already
                   "items": {i: {"score": r.score, "max_score": float(r.item.points), "report": result.report(i),
                                 "rubric": {b["id"]: {"score": b["earned"] or 0.0, "max_score": b["points"],
                                                      "central": b["central"]} for b in r.behaviours()}}

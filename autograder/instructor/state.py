@@ -8,6 +8,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from ..text import clip
 from .files import write_atomic
 
 
@@ -35,6 +36,7 @@ def load_state(out: Path, student: str):
 
 
 def save_state(out: Path, record: StudentRecord):
+    record.reason = clip(record.reason, "reason")  # it quotes the submission (a file name, an error)
     write_atomic(state_path(out, record.student), json.dumps(asdict(record), indent=1, sort_keys=True), force=True)
 
 

@@ -329,10 +329,11 @@ def _all_variants() -> dict:
     from .hostile import HOSTILE
     from .hostile_decoding import HOSTILE_DECODING
     from .hostile_guard import HOSTILE_GUARD
+    from .hostile_html import HOSTILE_HTML
     from .realistic import REALISTIC
     everything = [Variant("reference", "reference", doc="the instructor's code, as a student would submit it"),
                   Variant("stub", "stub", doc="the released student notebook, untouched"),
-                  *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *HOSTILE_DECODING, *REALISTIC]
+                  *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *HOSTILE_DECODING, *REALISTIC, *HOSTILE_HTML]
     by_name = {}
     for v in everything:
         if v.name in by_name:

@@ -1,0 +1,210 @@
+"""SanitizeHtml: an nbgrader Autograde sanitize step that makes every text a student wrote safe in an HTML page.
+
+nbgrader's formgrader and feedback pages put a markdown cell's HTML into the page as it is (nbconvert's
+own cleaning does not reach those blocks), so a `<script>` or an `onerror` in a written answer would run
+in the instructor's formgrader, with the instructor's session, and in the student's feedback. This step
+runs before the autograded notebook is written, and both pages are made from that notebook:
+
+* markdown cells: rendered as those pages render them (nbconvert's markdown filter, then its
+  strip_files_prefix), and cleaned by nh3 (the Rust sanitizer ammonia): no scripts, no event or style
+  attributes, links only to http(s) and mailto, images only from those or from the cell's own raster
+  attachments. A cell that already renders clean keeps its source (an unanswered cell stays unanswered
+  for nbgrader); another gets the cleaned HTML as its source, if that renders clean in turn, else its
+  text, every mark a character reference. The instructor's text, as released, is left as it is.
+* rendering is bounded: mistune takes quadratic time on some text ("[" * n: 0.4 s at 5,000 characters,
+  460 s at 200,000), so a cell longer than MAX_RENDERED, and every cell once a notebook has used up
+  RENDER_BUDGET, is shown as text without being rendered.
+* raw cells: their text, escaped.
+* metadata: a cell keeps nbgrader's (known keys, grade ids as nbgrader writes them) and the grader's own
+  copy mark; tags, widget state and the rest go. The notebook keeps its kernel's and the grader's repairs.
+* attachments: raster images only, as valid base64.
+"""
+import base64
+import binascii
+import html
+import re
+
+import nh3
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from nbconvert.filters.strings import strip_files_prefix
+import nbformat
+from nbformat import from_dict
+from nbformat.v4.nbbase import random_cell_id
+from nbgrader.preprocessors import NbGraderPreprocessor
+from pygments.token import STANDARD_TYPES
+
+from ..extract import COPY_KEY
+from ..grading import REPAIRS_KEY
+from ..items import ASSIGNMENT
+from .course import ROOT
+
+RASTER = ("image/png", "image/jpeg", "image/gif", "image/webp")
+# classes only from this list, so nothing can pass for formgrader's own buttons and fields: the heading
+# anchors and code highlighting nbconvert writes
+CLASSES = {"a": {"anchor-link"}, "div": {"highlight"}, "span": set(STANDARD_TYPES.values()) - {""}}
+URL_SCHEMES = {"http", "https", "mailto", "data"}  # data: only as an <img>'s raster image (_raster_data_only)
+NBGRADER_KEYS = {"grade", "solution", "locked", "task", "grade_id", "points", "schema_version", "checksum",
+                 "cell_type"}
+NOTEBOOK_KEYS = ("kernelspec", "language_info", REPAIRS_KEY)  # REPAIRS_KEY: RepairStructure ran just before
+# identifiers, not HTML: nbgrader's grade ids and nbformat's cell ids, as those tools write them
+GRADE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+NAME = re.compile(r"[\w.+-]{1,40}")  # a language_info value (a pygments lexer name, say)
+MAX_RENDERED = 5_000     # characters of one markdown cell that may be rendered (twice at most)
+RENDER_BUDGET = 50_000   # characters of markdown rendered in one notebook, the instructor's text aside
+MAX_SHOWN = 20_000       # characters of a cell shown as text; the submitted notebook keeps the whole of it
+
+
+class SanitizeHtml(NbGraderPreprocessor):
+
+    def preprocess(self, nb, resources):
+        released = released_markdown(resources.get("nbgrader", {}).get("notebook"))
+        budget = Budget()
+        kept = {k: v for k, v in nb.metadata.items() if k in NOTEBOOK_KEYS}
+        if "language_info" in kept:
+            kept["language_info"] = _language_info(kept["language_info"])
+        nb.metadata = from_dict(kept)
+        for index, cell in enumerate(nb.cells):
+            if not CELL_ID.fullmatch(str(cell.get("id", "x"))):
+                cell["id"] = random_cell_id()
+            cell.metadata = from_dict(_cell_metadata(cell.get("metadata", {})))
+            attachments = raster_attachments(cell.pop("attachments", None))
+            if attachments and cell.get("cell_type") in ("markdown", "raw"):
+                cell.attachments = from_dict(attachments)
+            source = _text(cell.get("source", ""))
+            if cell.get("cell_type") == "markdown" and source not in released:
+                cell.source = safe_markdown(source, cell.get("attachments", {}), budget)
+            elif cell.get("cell_type") == "raw":
+                cell.source = html.escape(source)
+            if cell.get("source") != source:
+                self.log.info("Sanitized cell %d (%s) for the HTML pages", index, cell.get("cell_type"))
+        return nb, resources
+
+
+def page_html(source: str, attachments: dict) -> str:
+    """A markdown cell's HTML as nbgrader's formgrader and feedback templates make it."""
+    renderer = IPythonRenderer(escape=False, attachments=attachments)
+    return strip_files_prefix(MarkdownWithMath(renderer=renderer).render(source))
+
+
+def clean(fragment: str) -> str:
+    """`fragment` with only what nh3 allows (its default tags and attributes) and absolute safe URLs."""
+    return nh3.clean(fragment, url_schemes=URL_SCHEMES, url_relative="deny", allowed_classes=CLASSES,
+                     attribute_filter=_raster_data_only)
+
+
+def _raster_data_only(tag: str, attribute: str, value: str):
+    if not value.strip().lower().startswith("data:"):
+        return value
+    raster = tuple(f"data:{mime};base64," for mime in RASTER)
+    return value if (tag, attribute) == ("img", "src") and value.startswith(raster) else None
+
+
+def renders_clean(source: str, attachments: dict) -> bool:
+    """Whether this markdown renders, in nbgrader's pages, to HTML that nh3 would leave as it is."""
+    try:
+        page = page_html(source, attachments)
+    except Exception:  # e.g. a missing attachment: nbconvert would fail on the page too
+        return False
+    return clean(page) == page
+
+
+class Budget:
+    """Characters of markdown a notebook may still have rendered."""
+
+    def __init__(self, left: int = RENDER_BUDGET):
+        self.left = left
+
+    def spend(self, characters: int) -> bool:
+        if characters > min(self.left, MAX_RENDERED):
+            return False
+        self.left -= characters
+        return True
+
+
+def safe_markdown(source: str, attachments: dict, budget: Budget = None) -> str:
+    """The first of these that renders clean: the source itself, its cleaned HTML, its text.
+
+    Each render is paid for with the source's length: the cleaned HTML has the same text (and tags,
+    and the attachments' base64, which parse in linear time)."""
+    budget = budget or Budget()
+    page = _page(source, attachments, budget, len(source))
+    if page is not None and clean(page) == page:
+        return source
+    if page is not None:
+        cleaned = clean(page)
+        again = _page(cleaned, attachments, budget, len(source))
+        if again is not None and clean(again) == again:
+            return cleaned
+    return as_text(source)
+
+
+def _page(source: str, attachments: dict, budget: Budget, cost: int):
+    """page_html, or None when the budget does not cover it or nbconvert cannot render it."""
+    if not budget.spend(cost):
+        return None
+    try:
+        return page_html(source, attachments)
+    except Exception:  # e.g. a missing attachment: nbconvert would fail on the page too
+        return None
+
+
+def as_text(source: str) -> str:
+    """The cell's text in a <pre>, every character but letters, digits and spaces as a character reference:
+    markdown finds no syntax in it (and parses it in linear time), HTML no markup."""
+    more = len(source) - MAX_SHOWN
+    text = "".join(c if c.isalnum() or c in " \n" else f"&#{ord(c)};" for c in source[:MAX_SHOWN])
+    note = f"\n({more} more characters are in the submitted notebook.)" if more > 0 else ""
+    return f"<pre>{text}{note}</pre>"
+
+
+def released_markdown(notebook) -> set:
+    """The markdown sources of the notebook as released to students: the instructor's text."""
+    path = ROOT / "lessons" / ASSIGNMENT / f"{notebook}.ipynb"
+    try:
+        released = nbformat.read(str(path), as_version=4) if notebook else None
+    except (OSError, ValueError):
+        released = None
+    return {_text(c.source) for c in released.cells if c.cell_type == "markdown"} if released else set()
+
+
+def raster_attachments(attachments) -> dict:
+    """{name: {mime: base64}} keeping only raster images whose data is valid base64 (re-encoded)."""
+    kept = {}
+    for name, bundle in (attachments if isinstance(attachments, dict) else {}).items():
+        if not isinstance(name, str) or not isinstance(bundle, dict):
+            continue
+        images = {}
+        for mime in RASTER:
+            data = bundle.get(mime)
+            if not data or not isinstance(data, (str, list)):
+                continue
+            try:
+                images[mime] = base64.b64encode(base64.b64decode(_text(data), validate=True)).decode()
+            except (binascii.Error, ValueError, TypeError):
+                continue
+        if images:
+            kept[name] = images
+    return kept
+
+
+def _cell_metadata(metadata) -> dict:
+    kept = {}
+    nbgrader = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+    if isinstance(nbgrader, dict) and GRADE_ID.fullmatch(str(nbgrader.get("grade_id", "x"))):
+        kept["nbgrader"] = {k: v for k, v in nbgrader.items() if k in NBGRADER_KEYS}
+    copy = metadata.get(COPY_KEY) if isinstance(metadata, dict) else None
+    if isinstance(copy, dict) and isinstance(copy.get("copy_of"), str) and GRADE_ID.fullmatch(copy["copy_of"]):
+        kept[COPY_KEY] = {"copy_of": copy["copy_of"]}
+    return kept
+
+
+def _language_info(info) -> dict:
+    if not isinstance(info, dict):
+        return {}
+    return {k: v for k, v in info.items() if k in ("name", "pygments_lexer", "version", "file_extension")
+            and isinstance(v, str) and NAME.fullmatch(v)}
+
+
+def _text(source) -> str:
+    return "".join(source) if isinstance(source, list) else str(source or "")
