@@ -50,26 +50,31 @@ QUIZZES = {
         ),
     ),
     "practice_5": Question(
-        "Practice 5. Which claim correctly describes what mixed precision and gradient accumulation "
-        "change about training?",
+        "Practice 5. Which line gets all three right: what the fp32 master copy is for, what limits the "
+        "loss scale S, and how gradient accumulation weights its micro-batches?",
         (
-            Choice("a) Both techniques change the model's computed outputs and the training objective, "
-                   "trading some accuracy for memory savings.", False,
-                   "Neither changes the objective. A correct implementation trains to essentially the same result."),
-            Choice("b) Mixed precision stores activations, and a working copy of the weights and gradients, in half "
-                   "precision, using a full-precision master copy and loss scaling to counter half precision's "
-                   "limited range; gradient accumulation simulates a larger batch by summing several micro-batches' "
-                   "gradients before one optimizer step; neither changes what the model computes.", True,
-                   "Right: both are about fitting the run into memory, not about the model. (The master copy "
-                   "means the weights and gradients themselves cost more bytes, not fewer: the saving is in the "
-                   "activations.)"),
-            Choice("c) Gradient accumulation requires zeroing gradients after every micro-batch, the same as "
-                   "ordinary training.", False,
-                   "Zeroing after every micro-batch would throw away what the earlier micro-batches contributed. "
-                   "You zero once per optimizer step."),
-            Choice("d) Loss scaling permanently changes the magnitude of the gradients the optimizer step uses.",
-                   False,
-                   "The gradients are divided by the same factor before the optimizer sees them (unscaling)."),
+            Choice("a) The master copy keeps updates too small for fp16's precision; S is chosen so that the scaled "
+                   "loss stays below 65504; each micro-batch's mean loss, whatever its size, is divided by the "
+                   "number of micro-batches.", False,
+                   "The loss is computed in fp32 and may be large: it is the fp16 gradients that must stay below "
+                   "65504 (max |grad| * S < 65504). And dividing by the number of micro-batches is right only when "
+                   "they all have the same size."),
+            Choice("b) The master copy keeps updates too small for fp16's precision; S is chosen so that every "
+                   "scaled gradient stays below 65504; each micro-batch's mean loss, whatever its size, is weighted "
+                   "by its share of the batch.", True,
+                   "Right: the master copy is about precision (w + lr * grad rounding back to w), the limit on S is "
+                   "the largest scaled gradient, and weighting by share gives the whole batch's mean."),
+            Choice("c) The master copy keeps gradients too small for fp16's range; S is chosen so that every scaled "
+                   "gradient stays below 65504; each micro-batch's mean loss, whatever its size, is divided by the "
+                   "number of micro-batches.", False,
+                   "Small gradients are a matter of range, and that is loss scaling's job; the master copy is about "
+                   "precision, updates that round away. And dividing by the number of micro-batches is right only "
+                   "when they all have the same size."),
+            Choice("d) The master copy keeps gradients too small for fp16's range; S is chosen so that the scaled "
+                   "loss stays below 65504; each micro-batch's mean loss, whatever its size, is weighted by its "
+                   "share of the batch.", False,
+                   "The master copy is about precision (updates that round away), not range; and the limit on S "
+                   "comes from the largest scaled gradient in fp16, not from the loss, which is computed in fp32."),
         ),
         graded=True,
     ),
