@@ -1,6 +1,7 @@
 """The sandbox on its own: what one submission leaves behind never reaches the next, code loads as
 in the student's kernel, and the fallback without bubblewrap still grades; and, through the
 `grade` command, hostile students in a class change nobody else's grades."""
+import csv
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grading import grade_notebook
+from autograder.items import AUTO_ITEMS
 from autograder.instructor.reference import reference
 from autograder.sandbox import WEAK_ISOLATION, have_bwrap, sandbox_uid
 from tests.submissions import ROOT, judge, make_submission, write_class
@@ -88,7 +90,7 @@ def test_fallback_without_bubblewrap_still_grades():
 
 CLASS = ["reference", "stub", "step_no_update", "alt_master_apex_style", "hostile_tampered_test_cell",
          "hostile_exit_at_load", "hostile_detached_sleepers", "hostile_leaves_traces", "hostile_reads_traces",
-         "hostile_loop_ignoring_signals"]
+         "hostile_loop_ignoring_signals", "hostile_control_channel"]
 
 
 @needs_bwrap
@@ -106,8 +108,19 @@ def test_hostile_students_change_nobody_elses_grades(tmp_path):
     assert sorted(students) == sorted(CLASS)
     for name, row in students.items():
         got = {item: value["score"] for item, value in row["items"].items()}
-        found = judge(name, row["status"], got)
+        found = judge(name, row["status"], got, review=row.get("review", {}))
         assert not found, f"{name}: {found} ({row['reason'][:300]})"
+    # a flagged student: set aside in grades.json, the CSV and formgrader (needs manual grading)
+    flagged = set(students["hostile_control_channel"]["review"])
+    assert flagged == {i.id for i in AUTO_ITEMS}
+    rows = {r["student_id"]: r for r in csv.DictReader((out / "grades.csv").open())}
+    assert set(rows["hostile_control_channel"]["review"].split()) == flagged and rows["reference"]["review"] == ""
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}", course_id="lesson20") as gb:
+        notebook = gb.find_submission_notebook("lesson20", "lesson20", "hostile_control_channel")
+        assert {g.name for g in notebook.grades if g.needs_manual_grade} >= flagged
+        reference_nb = gb.find_submission_notebook("lesson20", "lesson20", "reference")
+        assert not {g.name for g in reference_nb.grades if g.needs_manual_grade} & flagged
     deadline = time.monotonic() + 10
     while (sleepers := _sleepers()) and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -96,6 +96,7 @@ def grade_student(record: StudentRecord, staged: Staged, out: str, db_url: str, 
             graded = json.loads(results.read_text())
             record.status, record.reason = graded["status"], graded["reason"]
             record.rubric = {i: r["rubric"] for i, r in graded["items"].items() if r.get("rubric")}
+            record.review = graded.get("review", {})
         elif record.status == "graded":
             record.status, record.reason = "failed", "the grader wrote no results"
     record.reason = clip("; ".join(filter(None, [staged.problem, *notes, record.reason])), "reason")
@@ -222,7 +223,7 @@ def _record_timeout(out: Path, db_url: str, record: StudentRecord, staged: Stage
         return _record_error(out, record.student, f"gradebook error after a timeout: {type(exc).__name__}: {exc}")
     reason = (f"grading it was stopped at the deadline of {settings.deadline:g} s per student "
               f"(6 x --timeout + 60 s, with --timeout {settings.timeout:g})")
-    record.status, record.rubric = "timeout", {}
+    record.status, record.rubric, record.review = "timeout", {}, {}
     record.reason = "; ".join(filter(None, [staged.problem, *staged.notes, reason]))
     write_failure_feedback(out, record)
     save_state(out, record)

@@ -146,6 +146,8 @@ def export(out: Path, db_url: str, students=None, sources=()) -> dict:
                 }
                 if state and state.rubric:  # per-behaviour detail of the autograded items, as graded
                     doc["students"][student]["rubric"] = state.rubric
+                if state and state.review:  # items set aside for manual grading: what the guard caught
+                    doc["students"][student]["review"] = state.review
         write_atomic(out / "grades.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
         write_atomic(out / "grades.csv", to_csv(doc))
     return doc
@@ -155,7 +157,8 @@ def to_csv(doc: dict) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     ids = [i.id for i in ITEMS]
-    writer.writerow(["student_id", *ids, "total"])
+    writer.writerow(["student_id", *ids, "total", "review"])
     for student, row in sorted(doc["students"].items()):
-        writer.writerow([student, *(row["items"].get(i, {}).get("score", "") for i in ids), row["total"]])
+        writer.writerow([student, *(row["items"].get(i, {}).get("score", "") for i in ids), row["total"],
+                         " ".join(sorted(row.get("review", {})))])
     return buf.getvalue()

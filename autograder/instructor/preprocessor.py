@@ -18,6 +18,7 @@ from ..items import AUTO_ITEMS
 from ..sandbox import Limits
 from ..text import clip
 from .reference import reference
+from .review import REVIEW_RESOURCE
 
 MAX_PROBLEMS = 20  # errors the notebook raised that the results file keeps (a notebook may have thousands)
 
@@ -53,6 +54,7 @@ class GradeOutOfProcess(NbGraderPreprocessor):
             else:  # a test cell this lesson does not know: never full marks by default
                 cell.outputs = [new_output("error", ename="UnknownTest", evalue=f"no checks for {grade_id}",
                                            traceback=[f"the lesson20 autograder has no checks for {grade_id!r}"])]
+        resources[REVIEW_RESOURCE] = sorted(result.review)  # FlagForReview marks them in the gradebook
         if self.results_dir:
             self._save(resources, result)
         return nb, resources
@@ -65,7 +67,8 @@ class GradeOutOfProcess(NbGraderPreprocessor):
                   "items": {i: {"score": r.score, "max_score": float(r.item.points), "report": result.report(i),
                                 "rubric": {b["id"]: {"score": b["earned"] or 0.0, "max_score": b["points"],
                                                      "central": b["central"]} for b in r.behaviours()}}
-                            for i, r in result.items.items()}}
+                            for i, r in result.items.items()},
+                  "review": {i: [clip(f, "note") for f in flags] for i, flags in result.review.items()}}
         path = Path(self.results_dir) / f"{info.get('student')}.{info.get('notebook')}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".part")

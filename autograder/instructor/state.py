@@ -19,6 +19,7 @@ class StudentRecord:
     status: str = "graded"                       # "graded", "failed", "timeout" or "error"
     reason: str = ""                             # why it is not simply "graded", for people
     rubric: dict = field(default_factory=dict)   # item id -> per-behaviour detail (plain data)
+    review: dict = field(default_factory=dict)   # item id -> why it is set aside for manual grading
 
 
 def state_path(out: Path, student: str) -> Path:
