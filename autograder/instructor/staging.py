@@ -5,6 +5,7 @@ with nbgrader's own exchange files to a folder nbgrader may use.
 """
 import fnmatch
 import hashlib
+import json
 import re
 import shutil
 from dataclasses import dataclass, field
@@ -14,7 +15,8 @@ from ..extract import read_notebook
 from ..items import ASSIGNMENT, NOTEBOOK_GLOB
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$")
-MAX_NOTEBOOK_BYTES = 20 * 2**20
+MAX_NOTEBOOK_BYTES = 20 * 2**20        # a notebook without its outputs (nbgrader clears them anyway)
+MAX_RAW_NOTEBOOK_BYTES = 256 * 2**20   # the file as submitted, saved plots and all: above this it is not read
 EXCHANGE_FILES = ("timestamp.txt", "submission_secret.txt")  # written by `nbgrader submit` and `collect`
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 
@@ -60,6 +62,16 @@ def submission_fingerprint(folder: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def without_outputs(path: Path) -> bytes:
+    """The notebook's JSON with every code cell's outputs and execution count cleared, as nbgrader's
+    ClearOutput step would clear them."""
+    nb = json.loads(path.read_bytes())
+    for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    return json.dumps(nb, ensure_ascii=False, indent=1).encode()
+
+
 def staged_notebook(staging: Path, student: str) -> Path:
     return staging / student / ASSIGNMENT / NOTEBOOK
 
@@ -82,15 +94,25 @@ def stage(student: str, submitted: Path, staging: Path) -> Staged:
     else:
         notebooks = [(p, p.name) for p in notebooks]
     for path, name in notebooks:
-        if path.stat().st_size > MAX_NOTEBOOK_BYTES:
-            problems.append(f"{path.name} is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB")
+        size = path.stat().st_size
+        if size > MAX_RAW_NOTEBOOK_BYTES:
+            problems.append(f"{path.name} is larger than {MAX_RAW_NOTEBOOK_BYTES >> 20} MiB, saved outputs included: "
+                            "clear its outputs (Edit > Clear Outputs of All Cells), save and submit again")
             continue
         try:
             read_notebook(path)
         except ValueError as exc:
             problems.append(str(exc))
             continue
-        shutil.copyfile(path, dest / name)
+        if size <= MAX_NOTEBOOK_BYTES:
+            shutil.copyfile(path, dest / name)
+            continue
+        stripped = without_outputs(path)
+        if len(stripped) > MAX_NOTEBOOK_BYTES:
+            problems.append(f"{path.name} is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB even without its outputs")
+            continue
+        notes.append(f"{path.name}'s saved outputs ({size >> 20} MiB) were left out, as nbgrader clears them")
+        (dest / name).write_bytes(stripped)
     for name in EXCHANGE_FILES:  # nbgrader's own: late penalties, and release_feedback's check
         path = src / name
         if path.is_file() and not path.is_symlink() and path.stat().st_size < 4096:

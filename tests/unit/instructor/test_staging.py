@@ -1,4 +1,5 @@
 """autograder.instructor.staging: which notebook is graded, and why a submission has nothing to grade."""
+import json
 import shutil
 
 from autograder.instructor.staging import MAX_NOTEBOOK_BYTES, select_students, stage, staged_notebook
@@ -19,17 +20,35 @@ def test_staging(tmp_path):
     submit(sub, "ok")
     submit(sub, "renamed", "lesson20 (1).ipynb")
     submit(sub, "broken", data=b"{")
-    submit(sub, "huge", data=b" " * (MAX_NOTEBOOK_BYTES + 1))
+    huge = json.loads(STUDENT_NB.read_text())
+    huge["cells"][0]["source"] = "x" * (MAX_NOTEBOOK_BYTES + 1)  # code, not outputs: too large to grade
+    submit(sub, "huge", data=json.dumps(huge).encode())
     (sub / "empty" / "lesson20").mkdir(parents=True)
     (sub / "bad id").mkdir()
     assert stage("ok", sub, staging).problem == "" and staged_notebook(staging, "ok").exists()
     renamed = stage("renamed", sub, staging)
     assert renamed.notes == ["graded lesson20 (1).ipynb as lesson20.ipynb"] and renamed.problem == ""
     assert "could not be read as a Jupyter notebook" in stage("broken", sub, staging).problem
-    assert "larger than 20 MiB" in stage("huge", sub, staging).problem
+    assert "larger than 20 MiB even without its outputs" in stage("huge", sub, staging).problem
     assert stage("empty", sub, staging).problem == "no notebook in lesson20/"
     assert "not a usable student id" in stage("bad id", sub, staging).problem
     assert stage("absent", sub, staging).problem == "no lesson20/ folder in the submission"
+
+
+def test_saved_outputs_do_not_count_against_the_size_limit(tmp_path):
+    """A notebook holding 25 MB of saved plots is graded (nbgrader clears outputs anyway); the outputs are
+    left out of the staged copy, and the code cells are as submitted."""
+    nb = json.loads(STUDENT_NB.read_text())
+    code = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    code["outputs"] = [{"output_type": "display_data", "metadata": {},
+                        "data": {"image/png": "A" * (25 * 2**20)}}]
+    sub, staging = tmp_path / "submitted", tmp_path / "staging"
+    submit(sub, "plots", data=json.dumps(nb).encode())
+    staged = stage("plots", sub, staging)
+    assert staged.problem == "" and "saved outputs (25 MiB) were left out" in staged.notes[0]
+    copy = json.loads(staged_notebook(staging, "plots").read_text())
+    assert [c["source"] for c in copy["cells"]] == [c["source"] for c in nb["cells"]]
+    assert staged_notebook(staging, "plots").stat().st_size < MAX_NOTEBOOK_BYTES
 
 
 def test_shards_split_a_class_exactly(tmp_path):
