@@ -5,7 +5,8 @@ import random
 import pytest
 import torch
 
-from autograder.checks.expect import number, tensor_list_diff, torch_scales
+from autograder.checks.expect import number, tensor_list_diff
+from autograder.instructor.oracles import torch_scales
 
 
 def flags(seed, n=30, p_inf=0.2):

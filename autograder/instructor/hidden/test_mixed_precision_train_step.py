@@ -3,8 +3,8 @@ import math
 
 import pytest
 
-from autograder.checks.expect import (classification_batch, fp32_masters, max_abs_diff, number,
-                                      relative_error, shown, token_batch)
+from autograder.checks.expect import classification_batch, max_abs_diff, number, relative_error, shown, token_batch
+from autograder.instructor.oracles import fp32_masters
 
 MLP16 = {"arch": "mlp", "sizes": [6, 16, 5], "seed": 31, "dtype": "float16"}
 EMBED16 = {"arch": "embed", "vocab": 20, "dim": 8, "classes": 4, "seed": 32, "dtype": "float16"}
