@@ -328,10 +328,11 @@ def _all_variants() -> dict:
     from .buggy import BUGGY
     from .hostile import HOSTILE
     from .hostile_guard import HOSTILE_GUARD
+    from .hostile_oracle import HOSTILE_ORACLE
     from .realistic import REALISTIC
     everything = [Variant("reference", "reference", doc="the instructor's code, as a student would submit it"),
                   Variant("stub", "stub", doc="the released student notebook, untouched"),
-                  *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *REALISTIC]
+                  *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *HOSTILE_ORACLE, *REALISTIC]
     by_name = {}
     for v in everything:
         if v.name in by_name:

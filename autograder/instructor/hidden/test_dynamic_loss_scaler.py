@@ -49,6 +49,12 @@ def test_overflow_resets_the_clean_count(student):
                 "Hint: set the clean-step count back to 0 on overflow.")
 
 
+def test_backoff_with_other_factors(student):
+    """Each overflow multiplies the scale by backoff_factor, whatever its value and the scale's"""
+    check_trace(student, {"init_scale": 300.0, "backoff_factor": 0.3, "growth_interval": 4},
+                [True, False, True, True, False], "Hint: on found_inf, scale *= backoff_factor (the argument).")
+
+
 def test_no_minimum_scale(student):
     """Seventy overflows in a row keep halving the scale: there is no floor"""
     check_trace(student, {}, [True] * 70, "Hint: do not clamp the scale to a minimum.")
