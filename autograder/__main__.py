@@ -42,10 +42,10 @@ def cmd_release(args):
     if args.check:
         stale = stale_files()
         if stale:
-            print("lessons/ is out of date with solutions/: " + ", ".join(stale)
+            print("out of date with solutions/ and the checks: " + ", ".join(stale)
                   + ". Run `python -m autograder release`.")
             return 1
-        print("lessons/ is up to date")
+        print("lessons/ and the visible checks' expected values are up to date")
         return 0
     release()
     return 0
@@ -92,8 +92,10 @@ def main(argv=None):
     p.add_argument("--memory-mb", type=int, default=4096, help="memory limit in MiB (default 4096)")
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("release", help="regenerate lessons/ from solutions/ (nbgrader generate_assignment)")
-    p.add_argument("--check", action="store_true", help="only report whether lessons/ is up to date")
+    p = sub.add_parser("release", help="regenerate lessons/ from solutions/ (nbgrader generate_assignment) and "
+                       "the visible checks' expected values (autograder/checks/expected.pt)")
+    p.add_argument("--check", action="store_true",
+                   help="only report whether lessons/ and the expected values are up to date")
     p.set_defaults(func=cmd_release)
 
     p = sub.add_parser("grade", help="grade a class: SUBMITTED_DIR/<student_id>/lesson20/*.ipynb")

@@ -1,7 +1,8 @@
 """Self-checks a student runs in the notebook: `check("accumulate_gradients", globals())`.
 
 Only the visible checks run here, in the student's own kernel; they compare the student's code
-with torch itself (float64 gradients, GradScaler's update rule) or with answers known by construction.
+with what torch gave at release time (float64 gradients, GradScaler's update rule: checks/expected.pt)
+or with answers known by construction.
 """
 from dataclasses import dataclass
 

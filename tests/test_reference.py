@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder.checks import probes
-from autograder.checks.expect import (full_batch_grads, full_batch_token_grads, max_abs_diff,
-                                      token_batch_of_lengths)
+from autograder.checks.expect import max_abs_diff, token_batch_of_lengths
+from autograder.instructor.oracles import full_batch_grads, full_batch_token_grads, torch_scales
 from autograder.instructor.reference import reference_namespace
 
 REF = reference_namespace()
@@ -65,6 +65,14 @@ def test_dynamic_scaler_agrees_with_grad_scaler(found_infs, interval):
         scaler.update(found)
         scales.append(scaler.scale)
     assert scales == grad_scaler_trace(found_infs, init_scale=2.0**10, growth_interval=interval)
+
+
+@SETTINGS
+@given(st.lists(st.booleans(), max_size=25), st.integers(1, 4))
+def test_scale_oracle_agrees_with_grad_scaler(found_infs, interval):
+    """The hidden checks' and expected.pt's scales (instructor/oracles.py) are a real GradScaler's."""
+    assert torch_scales(2.0**10, growth_interval=interval, found_infs=found_infs) == grad_scaler_trace(
+        found_infs, init_scale=2.0**10, growth_interval=interval)
 
 
 def test_static_scaler_unscales_a_generator_in_one_pass():

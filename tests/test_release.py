@@ -1,7 +1,10 @@
 """lessons/ is generated from solutions/, stays in sync, and gives nothing away."""
 import nbformat
 import pytest
+import torch
 
+from autograder.checks import expect
+from autograder.instructor import expected
 from autograder.instructor.release import ClearSolutionsNamed, stale_files
 from tests.helpers import (ROOT, SOLUTION_NB, STUDENT_NB, code_lines, model_answer_sentences, nbgrader_cells, read,
                            solution_only_lines, solution_regions)
@@ -10,6 +13,42 @@ from tests.helpers import (ROOT, SOLUTION_NB, STUDENT_NB, code_lines, model_answ
 def test_lessons_are_in_sync_with_solutions():
     stale = stale_files()
     assert stale == [], f"run `python -m autograder release`: {stale} differ from a fresh release"
+
+
+def test_stale_expected_values_are_told_apart():
+    """`release --check` compares expected.pt with a fresh computation: any changed, missing or extra
+    value, or a tensor off by one bit, makes it stale."""
+    fresh = expected.compute()
+    assert len(fresh) >= 10 and {k.split("/")[0] for k in fresh} == set(expected.ORACLES)
+    assert expected.same(torch.load(expect.EXPECTED_FILE, weights_only=True), fresh)
+    key = next(k for k in fresh if k.startswith("full_batch_grads/"))
+    grads, loss = fresh[key]
+    nudged = [grads[0].clone(), *grads[1:]]
+    nudged[0].view(-1)[0] = torch.nextafter(nudged[0].view(-1)[0], torch.tensor(1.0, dtype=nudged[0].dtype))
+    for changed in ({**fresh, key: (grads, loss + 1e-9)}, {**fresh, key: (nudged, loss)},
+                    {k: v for k, v in fresh.items() if k != key}, {**fresh, "torch_scales/0": [1.0]}):
+        assert not expected.same(changed, fresh)
+
+
+def test_a_missing_expected_value_is_named(tmp_path, monkeypatch):
+    """A visible check whose inputs changed since the release says so, and does not pass."""
+    torch.save({}, tmp_path / "expected.pt")
+    monkeypatch.setattr(expect, "EXPECTED_FILE", tmp_path / "expected.pt")
+    with pytest.raises(LookupError, match="release is out of date"):
+        expect.expected("torch_scales", init_scale=8.0, found_infs=[True])
+    assert expected.is_stale(tmp_path / "missing.pt")
+
+
+def test_an_oracle_call_is_keyed_by_its_arguments():
+    x = torch.arange(6.0).reshape(2, 3)
+    key = expect.call_key("full_batch_grads", {"seed": 1}, x)
+    assert key == expect.call_key("full_batch_grads", {"seed": 1}, x.clone())
+    assert key.startswith("full_batch_grads/")
+    for other in (expect.call_key("full_batch_grads", {"seed": 2}, x), expect.call_key("model_values", {"seed": 1}, x),
+                  expect.call_key("full_batch_grads", {"seed": 1}, x.double()),
+                  expect.call_key("full_batch_grads", {"seed": 1}, x.reshape(3, 2)),
+                  expect.call_key("full_batch_grads", {"seed": True}, x)):
+        assert other != key
 
 
 def test_lessons_hold_only_the_student_notebook():

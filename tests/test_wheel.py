@@ -29,7 +29,7 @@ STUDENT_MODULES = [  # what the notebooks and `python -m autograder check` run o
     *(f"autograder/sandbox/{name}.py" for name in ("__init__", "errors", "isolation", "channel", "zygote",
                                                   "session", "worker")),
     "autograder/checks/__init__.py", "autograder/checks/expect.py",
-    "autograder/checks/probes.py", "autograder/checks/pytest.ini",
+    "autograder/checks/probes.py", "autograder/checks/pytest.ini", "autograder/checks/expected.pt",
 ]
 
 
@@ -144,6 +144,110 @@ def test_the_package_carries_no_instructor_material(dist, kind):
         assert not leaked, f"model answers in {name} of the {kind}: {leaked[:2]}"
         leaked = sorted(t for t in hidden_tests if re.search(rf"\b{t}\b", text))
         assert not leaked, f"hidden checks named in {name} of the {kind}: {leaked[:3]}"
+
+
+# What computes an exercise's answer, named in code (not in messages): torch's own amp kernels (any
+# `_amp_*`), its GradScaler, backward passes and clipping. The oracles that use them live in
+# instructor/oracles.py; the student package may hold none of them, except where listed below.
+ORACLE_APIS = {"GradScaler", "backward", "autograd.grad", "clip_grad_norm_", "clip_grad_value_"}
+ORACLE_API_PREFIXES = ("_amp_",)
+ALLOWED_APIS = {  # path in the wheel -> the APIs it may name, and why that computes no graded answer
+    "autograder/checks/probes.py": {"backward"},    # backprops the student's own scaled loss, to read its grads
+    "autograder/lesson.py": {"backward"},           # the lesson's Figure 3 demo: activation gradients, no exercise
+    "autograder/sandbox/worker.py": {"clip_grad_norm_"},  # warms torch's imports up before any student cell
+}
+
+
+def oracle_lines() -> set:
+    """The code lines of the instructor's oracles (instructor/oracles.py), docstrings left out."""
+    source = (ROOT / "autograder" / "instructor" / "oracles.py").read_text()
+    lines = source.split("\n")
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef):
+            body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+            for stmt in body:
+                found |= code_lines("\n".join(lines[stmt.lineno - 1:stmt.end_lineno]))
+    return {ln for ln in found if len(ln) >= 20 and not ln.endswith(":")}
+
+
+def oracle_names() -> set:
+    """The oracles' function names (what `ORACLES` in instructor/oracles.py lists)."""
+    tree = ast.parse((ROOT / "autograder" / "instructor" / "oracles.py").read_text())
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+
+
+def _dotted(node) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def oracle_code_in(name: str, text: str) -> list:
+    """What in one Python file of the package computes an exercise's answer: oracle APIs named in its code
+    (attributes, names, imports, or a string that names one, as getattr would take it), a definition named
+    like an oracle, or a line of an oracle's code."""
+    found = set()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return [f"{name}: not Python"]
+    names, oracles = set(), oracle_names()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            dotted = _dotted(node)
+            names |= {node.attr, dotted}
+            names |= {".".join(dotted.split(".")[-2:])}
+        elif isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names |= {node.name, node.name.split(".")[-1], *(node.name.split("."))}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier():
+            names.add(node.value)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in oracles:
+            found.add(f"defines {node.name}")
+    allowed = ALLOWED_APIS.get(name, set())
+    found |= {f"uses {n}" for n in names - allowed if n in ORACLE_APIS or n.startswith(ORACLE_API_PREFIXES)}
+    found |= {f"has the oracle line {ln!r}" for ln in oracle_lines() & code_lines(text)}
+    return sorted(f"{name}: {what}" for what in found)
+
+
+def _parses(line: str) -> bool:
+    try:
+        ast.parse(line)
+    except SyntaxError:
+        return False
+    return True
+
+
+def test_the_oracle_scan_finds_the_oracles():
+    """Run on the oracles themselves, the scan finds each of them: it cannot pass by finding nothing."""
+    assert len(oracle_lines()) >= 10 and len(oracle_names()) >= 5
+    found = oracle_code_in("autograder/instructor/oracles.py", (ROOT / "autograder/instructor/oracles.py").read_text())
+    for what in ["uses _amp_update_scale_", "uses backward", *(f"defines {n}" for n in oracle_names())]:
+        assert f"autograder/instructor/oracles.py: {what}" in found, found
+    assert sum("has the oracle line" in f for f in found) == len(oracle_lines())
+    # the forms code can take: attribute, import, getattr by name, the same line in another module
+    for text, what in [("import torch\ntorch._amp_update_scale_(s, t, f, 2.0, 0.5, 3)", "uses _amp_update_scale_"),
+                       ("from torch import _amp_foreach_non_finite_check_and_unscale_ as u", "uses _amp_foreach"),
+                       ("scaler = getattr(torch.amp, 'GradScaler')('cpu')", "uses GradScaler"),
+                       ("g = torch.autograd.grad(loss, params)", "uses autograd.grad"),
+                       ("def f(loss):\n    loss.backward()", "uses backward"),
+                       (next(ln for ln in sorted(oracle_lines()) if _parses(ln)), "has the oracle line")]:
+        assert any(what in f for f in oracle_code_in("autograder/checks/example.py", text)), (text, what)
+
+
+@pytest.mark.parametrize("kind", ["wheel", "sdist"])
+def test_the_package_implements_no_exercise(dist, kind):
+    """No oracle ships: the visible checks read expected values the release computed (checks/expected.pt)."""
+    files = {n: b.decode("utf-8", errors="replace") for n, b in _files(dist[kind]).items() if n.endswith(".py")}
+    assert "autograder/checks/expect.py" in files and len(files) >= 20, sorted(files)
+    found = [f for name, text in files.items() for f in oracle_code_in(name, text)]
+    assert not found, f"code that computes an exercise's answer in the {kind}: {found}"
 
 
 @pytest.fixture(scope="module")

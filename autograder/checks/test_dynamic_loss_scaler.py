@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import max_abs_diff, number, shown, torch_scales
+from autograder.checks.expect import expected, max_abs_diff, number, shown
 
 
 def scales_match(got, want) -> bool:
@@ -29,7 +29,7 @@ def test_defaults(student):
 def test_backoff_on_overflow(student):
     """An overflow multiplies the scale by backoff_factor"""
     init, flags = {"init_scale": 1024.0}, [True, True]
-    want = torch_scales(**init, found_infs=flags)
+    want = expected("torch_scales", **init, found_infs=flags)
     out = student.run("scaler_updates", init=init, found_infs=flags)
     assert scales_match(out["scales"], want), describe_run(init, flags, out["scales"], want) + (
         " Hint: on found_inf, scale *= backoff_factor.")
@@ -42,7 +42,7 @@ def test_backoff_on_overflow(student):
 def test_growth_after_growth_interval_clean_steps(student, flags):
     """The scale grows after growth_interval clean updates in a row, and an overflow restarts the count"""
     init = {"init_scale": 16.0, "growth_interval": 3}
-    want = torch_scales(**init, found_infs=flags)
+    want = expected("torch_scales", **init, found_infs=flags)
     out = student.run("scaler_updates", init=init, found_infs=flags)
     assert scales_match(out["scales"], want), describe_run(init, flags, out["scales"], want) + (
         " Hint: count clean updates since the last growth or overflow; grow and reset the count when it "

@@ -2,7 +2,7 @@
 master_params_to_model_params."""
 import torch
 
-from autograder.checks.expect import fp32_masters, max_abs_diff, model_values
+from autograder.checks.expect import expected, max_abs_diff
 
 FP16_MODEL = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 1, "dtype": "float16"}
 # with an fp32 model, .float() returns the very same tensor: only here can a master alias the model
@@ -11,8 +11,8 @@ FP32_MODEL = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 5, "dtype": "float32"}
 
 def test_one_fp32_leaf_per_parameter(student):
     """make_master_params returns one fp32 leaf per parameter, in order, with requires_grad=True"""
+    want = expected("model_values", FP16_MODEL)
     out = student.run("make_master_params", model=FP16_MODEL)
-    want = model_values(FP16_MODEL)
     assert out["length"] == len(want), (
         f"make_master_params(model) returned {out['length']} tensors for a model with {len(want)} parameters "
         "(weights and biases of 2 Linear layers). Hint: one copy per tensor in model.parameters(), as a list.")
@@ -29,8 +29,8 @@ def test_one_fp32_leaf_per_parameter(student):
 
 def test_masters_share_no_memory(student):
     """Changing the fp16 model afterwards does not change the masters"""
+    want = expected("fp32_masters", FP16_MODEL)
     out = student.run("make_master_params", model=FP16_MODEL)
-    want = [w.float() for w in model_values(FP16_MODEL)]
     for i, (after, w) in enumerate(zip(out["after_model_changed"], want)):
         assert after is not None and max_abs_diff(after, w) == 0, (
             f"After adding 1 to the model's parameters, master {i} changed too: it shares memory with the model. "
@@ -39,7 +39,7 @@ def test_masters_share_no_memory(student):
 
 def test_grads_are_copied_as_fp32(student):
     """model_grads_to_master_grads gives each master an fp32 copy of the model's grad (None stays None)"""
-    masters = fp32_masters(FP16_MODEL)
+    masters = expected("fp32_masters", FP16_MODEL)
     grads = [torch.randn(m.shape, generator=torch.Generator().manual_seed(i)).half() for i, m in enumerate(masters)]
     grads[1] = None
     out = student.run("model_grads_to_master_grads", model=FP16_MODEL, grads=grads, masters=masters,
@@ -56,7 +56,7 @@ def test_grads_are_copied_as_fp32(student):
 
 def test_copy_back_keeps_dtype_and_parameters(student):
     """master_params_to_model_params writes the masters into the same fp16 parameter objects"""
-    masters = [m + 0.25 for m in fp32_masters(FP16_MODEL)]
+    masters = [m + 0.25 for m in expected("fp32_masters", FP16_MODEL)]
     out = student.run("master_params_to_model_params", model=FP16_MODEL, masters=masters)
     assert all(out["same_objects"]), (
         "After master_params_to_model_params, model.parameters() are not the same objects as before. "
@@ -73,8 +73,8 @@ def test_copy_back_keeps_dtype_and_parameters(student):
 
 def test_masters_of_an_fp32_model_own_their_memory(student):
     """The masters of an fp32 model are copies: changing the model afterwards leaves them alone"""
+    want = expected("model_values", FP32_MODEL)
     out = student.run("make_master_params", model=FP32_MODEL)
-    want = model_values(FP32_MODEL)
     assert out["length"] == len(want), (
         f"make_master_params(fp32 model) returned {out['length']} tensors for {len(want)} parameters.")
     for i, (m, after, w) in enumerate(zip(out["masters"], out["after_model_changed"], want)):
@@ -87,7 +87,7 @@ def test_masters_of_an_fp32_model_own_their_memory(student):
 
 def test_master_grads_share_no_memory_with_the_model(student):
     """model_grads_to_master_grads gives an fp32 model's masters gradients of their own"""
-    masters = fp32_masters(FP32_MODEL)
+    masters = expected("fp32_masters", FP32_MODEL)
     grads = [torch.randn(m.shape, generator=torch.Generator().manual_seed(10 + i)) for i, m in enumerate(masters)]
     out = student.run("model_grads_to_master_grads", model=FP32_MODEL, grads=grads, masters=masters,
                       master_grads=[None] * len(masters))

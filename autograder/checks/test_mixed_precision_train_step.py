@@ -3,19 +3,24 @@ import math
 
 import torch
 
-from autograder.checks.expect import (classification_batch, fp32_masters, full_batch_grads, max_abs_diff, moved_by,
-                                      number, shown)
+from autograder.checks.expect import classification_batch, expected, max_abs_diff, moved_by, number, shown
 
 MODEL = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}
 SGD = {"name": "sgd", "lr": 0.5}
 
 
+def start_and_gradient(inputs, targets):
+    """The fp32 masters a step starts from, and the float64 full-batch (gradients, mean loss) of the batch."""
+    return expected("fp32_masters", MODEL), expected("full_batch_grads", MODEL, "cross_entropy", inputs, targets)
+
+
 def one_step(student, batch=12, micro=4, scaler=None):
     inputs, targets = classification_batch(batch, 6, 4, seed=batch)
-    out = student.run("mixed_precision_train_step", model=MODEL, masters=fp32_masters(MODEL),
+    start, full_batch = start_and_gradient(inputs, targets)
+    out = student.run("mixed_precision_train_step", model=MODEL, masters=start,
                       batches=[(inputs, targets)], loss="cross_entropy", micro_batch_size=micro,
                       optimizer=SGD, scaler=scaler)
-    return out, out["steps"][0], inputs, targets
+    return out, out["steps"][0], start, full_batch
 
 
 def returned_pair(step):
@@ -26,26 +31,24 @@ def returned_pair(step):
     return loss, stepped
 
 
-def sgd_error(step, inputs, targets):
+def sgd_error(step, start, grads):
     """How far the masters' update is from -lr * (float64 full-batch gradient), relative to its size."""
-    grads, loss = full_batch_grads(MODEL, "cross_entropy", inputs, targets)
-    start = fp32_masters(MODEL)
     worst = 0.0
     for m, s, g in zip(step["masters"], start, grads):
         want = -SGD["lr"] * g
         moved = moved_by(m, s)
         worst = max(worst, max_abs_diff(moved, want) / (float(want.abs().max()) + 1e-12))
-    return worst, loss
+    return worst
 
 
 def test_one_clean_step(student):
     """A clean step updates the fp32 masters by -lr * gradient and returns (loss, True)"""
-    out, step, inputs, targets = one_step(student)
+    out, step, start, (grads, want_loss) = one_step(student)
     loss, stepped = returned_pair(step)
     assert loss is not None, (
         f"mixed_precision_train_step returned {shown(step['returned'])}; it should return a tuple "
         "(whole-batch mean loss as a float, whether the optimizer stepped).")
-    err, want_loss = sgd_error(step, inputs, targets)
+    err = sgd_error(step, start, grads)
     assert number(stepped) == 1.0, (
         f"On a step with no overflow (scale 2^16, small gradients) the step should return stepped=True, "
         f"got {shown(stepped)}.")
@@ -69,12 +72,11 @@ def test_one_clean_step(student):
 
 def test_overflow_skips_the_step(student):
     """On overflow the step is skipped: masters and model unchanged, scale backed off, returns stepped=False"""
-    out, step, *_ = one_step(student, scaler={"init_scale": 2.0 ** 40})
+    out, step, start, _ = one_step(student, scaler={"init_scale": 2.0 ** 40})
     loss, stepped = returned_pair(step)
     assert stepped is not None and number(stepped) == 0.0, (
         "With init_scale=2^40 the scaled fp16 gradients overflow to inf, so the step must be skipped and "
         f"return stepped=False, but it returned {shown(step['returned'])}. Hint: use unscale_'s found_inf.")
-    start = fp32_masters(MODEL)
     moved = max(max_abs_diff(m, s) for m, s in zip(step["masters"], start))
     assert moved == 0, (
         f"On an overflow step the masters changed by up to {moved:.3g}; skip optimizer.step() when found_inf.")
@@ -87,10 +89,10 @@ def test_overflow_skips_the_step(student):
 
 def test_micro_batches_are_respected(student):
     """With an uneven last micro-batch the step still follows the full-batch gradient, 4 examples at a time"""
-    out, step, inputs, targets = one_step(student, batch=10, micro=4)
+    out, step, start, (grads, _) = one_step(student, batch=10, micro=4)
     assert out["batches_seen"] and max(out["batches_seen"]) <= 4, (
         f"With micro_batch_size=4 the model was called on batches of {out['batches_seen']}.")
-    err, _ = sgd_error(step, inputs, targets)
+    err = sgd_error(step, start, grads)
     assert err < 0.05, (
         f"With a batch of 10 split 4 + 4 + 2, the update is {err:.0%} off the full-batch SGD step. "
         "Hint: weight each micro-batch's loss by its size / 10, not by 1 / number of micro-batches.")
@@ -100,13 +102,12 @@ def test_clipping_uses_the_unscaled_norm(student):
     """With max_grad_norm, the update is clipped to max_grad_norm measured on the true (unscaled) gradient"""
     inputs, targets = classification_batch(12, 6, 4, seed=12)
     max_norm = 0.05
-    out = student.run("mixed_precision_train_step", model=MODEL, masters=fp32_masters(MODEL),
+    start, (grads, _) = start_and_gradient(inputs, targets)
+    out = student.run("mixed_precision_train_step", model=MODEL, masters=start,
                       batches=[(inputs, targets)], loss="cross_entropy", micro_batch_size=4, optimizer=SGD,
                       max_grad_norm=max_norm)
-    grads, _ = full_batch_grads(MODEL, "cross_entropy", inputs, targets)
     norm = math.sqrt(sum(float(g.pow(2).sum()) for g in grads))
     clip = min(1.0, max_norm / norm)  # clip_grad_norm_'s factor, on the float64 gradient
-    start = fp32_masters(MODEL)
     updates = [moved_by(m, s) for m, s in zip(out["steps"][0]["masters"], start)]
     assert len(updates) == len(start) and all(u is not None for u in updates), (
         f"mixed_precision_train_step(SGD, max_grad_norm={max_norm}): after the step the masters are not "

@@ -4,8 +4,7 @@ import math
 
 import torch
 
-from autograder.checks.expect import (full_batch_token_grads, number, shown, tensor_list_diff,
-                                      token_batch_of_lengths)
+from autograder.checks.expect import expected, number, shown, tensor_list_diff, token_batch_of_lengths
 
 LM = {"arch": "lm", "vocab": 11, "dim": 6, "seed": 4, "dtype": "float64"}
 # very different lengths: micro-batches of 2 hold 13, 3 and 18 counted tokens
@@ -17,10 +16,12 @@ WEIGHTING_HINT = ("Weight each micro-batch by its share of the counted tokens: a
 
 
 def run(student, lengths=LENGTHS, micro=2, stale=False, seed=0):
+    """The student's answer, the batch, and the float64 full-batch (gradients, mean loss) for it."""
     inputs, targets = token_batch_of_lengths(lengths, LM["vocab"], seed)
+    want = expected("full_batch_token_grads", LM, inputs, targets)
     out = student.run("token_accumulation", model=LM, inputs=inputs, targets=targets, micro_batch_size=micro,
                       stale_grads=stale)
-    return out, inputs, targets
+    return out, targets, want
 
 
 def returned_normally(out):
@@ -32,9 +33,8 @@ def returned_normally(out):
 
 def test_matches_one_full_batch_with_uneven_lengths(student):
     """The accumulated gradient equals one backward over all counted tokens, with very uneven sequences"""
-    out, inputs, targets = run(student)
+    out, _, (want, _) = run(student)
     returned_normally(out)
-    want, _ = full_batch_token_grads(LM, inputs, targets)
     diff, where = tensor_list_diff(out["grads"], want, out["names"])
     assert diff < 1e-9, (
         f"{out['call']}, sequences of lengths {LENGTHS} padded with ignore_index: grads differ from one backward "
@@ -43,9 +43,8 @@ def test_matches_one_full_batch_with_uneven_lengths(student):
 
 def test_returns_the_mean_over_counted_tokens(student):
     """Returns the whole batch's mean loss per counted token, as a Python float"""
-    out, inputs, targets = run(student)
+    out, targets, (_, loss) = run(student)
     returned_normally(out)
-    _, loss = full_batch_token_grads(LM, inputs, targets)
     got = number(out["returned"])
     assert got is not None and math.isclose(got, loss, rel_tol=1e-7), (
         f"{out['call']} returned {shown(out['returned'])}; the mean cross-entropy over the "
@@ -57,11 +56,10 @@ def test_returns_the_mean_over_counted_tokens(student):
 def test_never_more_than_micro_batch_size_and_stale_grads_discarded(student):
     """At most micro_batch_size sequences at a time, and gradients from before the call are discarded"""
     # equal lengths and equal micro-batches: here every weighting agrees, so only the stale gradients can differ
-    out, inputs, targets = run(student, lengths=[5] * 8, micro=4, stale=True)
+    out, _, (want, _) = run(student, lengths=[5] * 8, micro=4, stale=True)
     returned_normally(out)
     assert out["batches"] and max(out["batches"]) <= 4, (
         f"{out['call']} called the model on batches of {out['batches']} sequences; none may hold more than 4.")
-    want, _ = full_batch_token_grads(LM, inputs, targets)
     diff, where = tensor_list_diff(out["grads"], want, out["names"])
     assert diff < 1e-9, (
         f"Every .grad held 3.0 before {out['call']}; afterwards the grads differ from the full-batch gradient by "

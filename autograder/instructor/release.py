@@ -1,4 +1,5 @@
-"""`python -m autograder release`: regenerate the student notebooks in lessons/ from solutions/.
+"""`python -m autograder release`: regenerate the student notebooks in lessons/ from solutions/, and
+the visible checks' expected values in autograder/checks/expected.pt (instructor/expected.py).
 
 A wrapper over `nbgrader generate_assignment` that first stamps each grade cell's points from
 items.py, and whose stubs name the exercise (`ClearSolutionsNamed`, set in nbgrader_config.py).
@@ -13,7 +14,9 @@ from pathlib import Path
 import nbformat
 from nbgrader.preprocessors import ClearSolutions
 
+from ..checks.expect import EXPECTED_FILE
 from ..items import ASSIGNMENT, ITEMS, item_of_cell, solution_notebooks
+from . import expected
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -113,14 +116,23 @@ def _canonical(path: Path) -> str:
 
 
 def stale_files(root: Path = ROOT) -> list:
-    """Student notebooks in lessons/ that differ from a fresh release (missing and extra ones too)."""
+    """Files a fresh release would write differently, relative to `root`: the student notebooks in
+    lessons/ (missing and extra ones too) and the visible checks' expected values."""
     with tempfile.TemporaryDirectory() as tmp:
         fresh = generate(Path(tmp) / "release", root)
         current = root / "lessons" / ASSIGNMENT
         names = {p.name for p in fresh.iterdir()} | {p.name for p in current.glob("*")}
-        return sorted(n for n in names
-                      if not (fresh / n).exists() or not (current / n).exists()
-                      or _canonical(fresh / n) != _canonical(current / n))
+        stale = sorted(f"lessons/{ASSIGNMENT}/{n}" for n in names
+                       if not (fresh / n).exists() or not (current / n).exists()
+                       or _canonical(fresh / n) != _canonical(current / n))
+    values = _expected_file(root)
+    if expected.is_stale(values, root):
+        stale.append(values.relative_to(root).as_posix())
+    return stale
+
+
+def _expected_file(root: Path) -> Path:
+    return root / EXPECTED_FILE.relative_to(ROOT)
 
 
 def release(root: Path = ROOT) -> Path:
@@ -129,4 +141,7 @@ def release(root: Path = ROOT) -> Path:
         print(f"stamped points from items.py into {path.relative_to(root)}")
     out = generate(root / "lessons", root)
     print(f"wrote {', '.join(p.name for p in sorted(out.iterdir()))} to {out.relative_to(root)}")
+    values = _expected_file(root)
+    changed = expected.write(values, root)
+    print(f"{'wrote' if changed else 'kept'} {values.relative_to(root)} (the visible checks' expected values)")
     return out

@@ -330,10 +330,12 @@ def _all_variants() -> dict:
     from .hostile_decoding import HOSTILE_DECODING
     from .hostile_guard import HOSTILE_GUARD
     from .hostile_html import HOSTILE_HTML
+    from .hostile_oracle import HOSTILE_ORACLE
     from .realistic import REALISTIC
     everything = [Variant("reference", "reference", doc="the instructor's code, as a student would submit it"),
                   Variant("stub", "stub", doc="the released student notebook, untouched"),
-                  *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *HOSTILE_DECODING, *REALISTIC, *HOSTILE_HTML]
+                  *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *HOSTILE_DECODING, *HOSTILE_ORACLE, *REALISTIC,
+                  *HOSTILE_HTML]
     by_name = {}
     for v in everything:
         if v.name in by_name:

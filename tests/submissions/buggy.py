@@ -287,6 +287,10 @@ DYNAMIC = [
                 self.scale *= self.growth_factor
                 self.clean_steps = 0
         ''', "divides by backoff_factor on overflow, so the scale grows instead of shrinking"),
+    dynamic("dynamic_update_does_nothing", "update", '''
+        def update(self, found_inf):
+            return None
+        ''', "update() is left unwritten: the scale never backs off and never grows"),
 ]
 
 MASTER = [

@@ -20,6 +20,7 @@ HIDDEN_CHECKS = {
         "edge_cases": ("test_generator_is_read_once", "test_no_gradients"),
     },
     "dynamic_loss_scaler": {
+        "backoff": ("test_backoff_with_other_factors",),
         "no_minimum": ("test_no_minimum_scale",),
         "growth": ("test_random_sequences", "test_overflow_resets_the_clean_count"),
         "defaults": ("test_default_growth_interval",),

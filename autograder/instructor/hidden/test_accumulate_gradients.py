@@ -4,8 +4,9 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import (classification_batch, full_batch_grads, model_values, number,
-                                      regression_batch, shown, tensor_list_diff, token_batch)
+from autograder.checks.expect import (classification_batch, number, regression_batch, shown, tensor_list_diff,
+                                      token_batch)
+from autograder.instructor.oracles import full_batch_grads, model_values
 from autograder.instructor.hidden import memory
 
 MLP64 = {"arch": "mlp", "sizes": [6, 10, 4], "seed": 21, "dtype": "float64"}

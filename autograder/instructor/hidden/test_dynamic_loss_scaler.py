@@ -5,7 +5,8 @@ import random
 import pytest
 import torch
 
-from autograder.checks.expect import number, tensor_list_diff, torch_scales
+from autograder.checks.expect import number, tensor_list_diff
+from autograder.instructor.oracles import torch_scales
 
 
 def flags(seed, n=30, p_inf=0.2):
@@ -46,6 +47,12 @@ def test_overflow_resets_the_clean_count(student):
     """Clean, clean, overflow, clean, clean: no growth with growth_interval=3"""
     check_trace(student, {"init_scale": 64.0, "growth_interval": 3}, [False, False, True, False, False],
                 "Hint: set the clean-step count back to 0 on overflow.")
+
+
+def test_backoff_with_other_factors(student):
+    """Each overflow multiplies the scale by backoff_factor, whatever its value and the scale's"""
+    check_trace(student, {"init_scale": 300.0, "backoff_factor": 0.3, "growth_interval": 4},
+                [True, False, True, True, False], "Hint: on found_inf, scale *= backoff_factor (the argument).")
 
 
 def test_no_minimum_scale(student):

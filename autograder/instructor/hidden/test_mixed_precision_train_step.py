@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import (classification_batch, fp32_masters, max_abs_diff, number,
-                                      relative_error, shown, token_batch)
+from autograder.checks.expect import classification_batch, max_abs_diff, number, relative_error, shown, token_batch
+from autograder.instructor.oracles import fp32_masters
 from autograder.instructor.hidden import memory
 
 MLP16 = {"arch": "mlp", "sizes": [6, 16, 5], "seed": 31, "dtype": "float16"}

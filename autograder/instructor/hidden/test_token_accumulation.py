@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import (full_batch_token_grads, model_values, number, shown, tensor_list_diff,
-                                      token_batch_of_lengths)
+from autograder.checks.expect import number, shown, tensor_list_diff, token_batch_of_lengths
+from autograder.instructor.oracles import full_batch_token_grads, model_values
 from autograder.instructor.hidden import memory
 
 LM64 = {"arch": "lm", "vocab": 13, "dim": 5, "seed": 41, "dtype": "float64"}

@@ -1,0 +1,72 @@
+"""expected.pt: the oracles' values for the visible checks' fixed inputs, computed at release time.
+
+The student package carries the visible checks but no oracle (instructor/oracles.py computes the
+exercises' answers). So the release runs the visible checks against the reference with the oracles
+live, records every `expect.expected(oracle, ...)` call they make, and writes the values to
+autograder/checks/expected.pt, which ships in the wheel. A check that asks for a value that is not
+there (its inputs changed since the release) fails with an internal error, and `release --check`
+says the file is stale.
+"""
+import copy
+from pathlib import Path
+
+import torch
+
+from ..checks import expect
+from ..items import AUTO_ITEMS
+from ..runner import run_checks
+from .oracles import ORACLES
+from .reference import ROOT, reference
+
+
+def compute(root: Path = ROOT) -> dict:
+    """{call key: value} for every oracle call the visible checks make, with the reference as the student.
+
+    Every visible check must pass on the reference: one that does not is the course's bug."""
+    values = {}
+
+    def live(key, oracle, args, kwargs):
+        if key not in values:
+            values[key] = ORACLES[oracle](*copy.deepcopy(args), **copy.deepcopy(kwargs))
+        return copy.deepcopy(values[key])
+
+    with expect.computed_by(live):
+        results = run_checks([item.id for item in AUTO_ITEMS], reference(root))
+    failed = [f"{item}: {o.name}: {o.message}" for item, r in results.items() for o in r.outcomes if not o.passed]
+    if failed:
+        raise SystemExit("the reference fails visible checks, so their expected values cannot be trusted:\n"
+                         + "\n".join(failed))
+    return values
+
+
+def _bytes(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().contiguous().reshape(-1).view(torch.uint8)
+
+
+def same(a, b) -> bool:
+    """Exactly equal plain data (tensors bit for bit, dtype and shape included)."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        return (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.dtype == b.dtype
+                and a.shape == b.shape and torch.equal(_bytes(a), _bytes(b)))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def is_stale(path: Path = expect.EXPECTED_FILE, root: Path = ROOT) -> bool:
+    """Whether `path` differs from what a release would write now (a missing file is stale)."""
+    if not path.exists():
+        return True
+    return not same(torch.load(path, weights_only=True), compute(root))
+
+
+def write(path: Path = expect.EXPECTED_FILE, root: Path = ROOT) -> bool:
+    """Write `path` afresh; returns whether it changed (an unchanged file is left as it was)."""
+    values = compute(root)
+    if path.exists() and same(torch.load(path, weights_only=True), values):
+        return False
+    torch.save(values, path)
+    expect._released.cache_clear()
+    return True
