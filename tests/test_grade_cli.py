@@ -177,7 +177,7 @@ def test_each_submission_gets_a_status_and_a_reason(graded, student):
 
 def test_grades_csv_has_one_row_per_student_and_a_column_per_grade_id(graded):
     lines = (graded["out"] / "grades.csv").read_text().splitlines()
-    assert lines[0].split(",") == ["student_id", *(item.id for item in ITEMS), "total"]
+    assert lines[0].split(",") == ["student_id", *(item.id for item in ITEMS), "total", "review"]
     rows = {}
     for line in lines[1:]:
         cells = line.split(",")
@@ -185,8 +185,8 @@ def test_grades_csv_has_one_row_per_student_and_a_column_per_grade_id(graded):
     assert set(rows) == set(CLASS) and len(lines) == len(CLASS) + 1
     for student, row in graded["grades"]["students"].items():
         cells = rows[student]
-        assert float(cells[-1]) == row["total"]
-        for item, cell in zip(ITEMS, cells[1:-1]):
+        assert float(cells[-2]) == row["total"] and cells[-1] == " ".join(sorted(row.get("review", {})))
+        for item, cell in zip(ITEMS, cells[1:-2]):
             expected = row["items"].get(item.id, {}).get("score", "")
             assert (float(cell) if cell else "") == expected, (student, item.id)
 
