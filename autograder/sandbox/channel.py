@@ -1,7 +1,10 @@
 """The channel to one submission's child: its pipes, their framing, and what it writes to stdout and stderr.
 
-Framing: JSON lines; raw torch.save bytes follow a header that gives their size.
+Framing: each message of the child is a newline, its HMAC under the run's key, a space, a JSON line,
+and the raw torch.save bytes of an answer after a header that gives their size.
 """
+import hashlib
+import hmac
 import json
 import os
 import select
@@ -47,6 +50,8 @@ class Channel:
         self.buffer = bytearray()  # grows in place: a 64 MiB answer arrives in 64 KiB reads
         self.cell = None  # the cell the child last said it was starting, while it runs the notebook
         self.forged = 0   # replies without the request's nonce: written by the student's code, and skipped
+        self.key = b""    # this run's HMAC key: only the child's own messages carry a tag made with it
+        self.raw, self.tag = b"", b""  # the last line read: its JSON text, and the tag before it
         os.set_blocking(requests, False)
 
     def send(self, data: bytes, deadline: float) -> bool:
@@ -92,6 +97,9 @@ class Channel:
             end = self.buffer.index(b"\n")
             line = bytes(self.buffer[:end])
             del self.buffer[:end + 1]
+        tag, _, rest = line.partition(b" ")
+        self.tag, self.raw = (tag, rest) if len(tag) == 64 and rest else (b"", line)
+        line = self.raw
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
@@ -101,6 +109,13 @@ class Channel:
                 return {}
             raise ValueError("the sandbox sent an unreadable message")
         return message
+
+    def authentic(self, payload: bytes = b"") -> bool:
+        """Whether the last line (and the payload after it) came from the child's own code: it carries the
+        HMAC, under this run's key, that the grader sent in the notebook's first line. Student code in the
+        same process may own the pipe (dup2) and read every request, but never the key."""
+        want = hmac.new(self.key, self.raw + b"\n" + payload, hashlib.sha256).hexdigest().encode()
+        return bool(self.key) and hmac.compare_digest(want, self.tag)
 
     def exact(self, size: int, deadline: float):
         """Exactly `size` bytes; None if the child died first."""
@@ -119,7 +134,7 @@ class Channel:
             message = self.line(deadline, lenient=True)
             if message is None:
                 return None
-            if "ready" in message and message.get("nonce") == nonce:
+            if "ready" in message and message.get("nonce") == nonce and self.authentic():
                 break
             if "cell" in message and "ready" not in message:
                 self.cell = message["cell"] if isinstance(message["cell"], int) else None
@@ -142,21 +157,20 @@ class Channel:
             size = reply.get("size", 0)
             if not isinstance(size, int) or size < 0:
                 raise ValueError("the sandbox answered out of turn")
-            if reply.get("id") == request_id and reply.get("nonce") == nonce:
-                break
-            self.forged += 1  # written by the student's code: its bytes are skipped, as it says how many
+            ours = reply.get("id") == request_id and reply.get("nonce") == nonce
             if size > limit:
-                raise ValueError("the sandbox answered out of turn")
-            if self.exact(size, deadline) is None:
+                raise ValueError("the answer was too large to read back" if ours else "the sandbox answered out of turn")
+            raw, tag = self.raw, self.tag
+            payload = self.exact(size, deadline)
+            if payload is None:
                 return None
+            self.raw, self.tag = raw, tag
+            if ours and self.authentic(payload):
+                break
+            self.forged += 1  # written by the student's code: skipped, its bytes with it
         flags = reply.get("flags")
         if isinstance(flags, list) and flags:
             return {"status": "tampered", "flags": [str(f)[:200] for f in flags[:20]]}
-        if size > limit:
-            raise ValueError("the answer was too large to read back")
-        payload = self.exact(size, deadline)
-        if payload is None:
-            return None
         answer = read_answer(payload, limit)  # plain data, bounded, or Refused (a ValueError)
         if not isinstance(answer, dict) or "status" not in answer:
             raise ValueError("the answer had the wrong shape")

@@ -86,8 +86,9 @@ class Sandbox:
     def _run_notebook(self, deadline: float) -> list:
         doing = "running your notebook"
         cells = [c for c in self.cells if c["index"] not in self.stopped]
-        nonce = secrets.token_hex(16)
-        notebook = {"cells": cells, "cell_seconds": self.limits.timeout, "nonce": nonce,
+        nonce, key = secrets.token_hex(16), secrets.token_bytes(32)
+        self.channel.key = key  # the child's messages are signed with it (channel.Channel.authentic)
+        notebook = {"cells": cells, "cell_seconds": self.limits.timeout, "nonce": nonce, "key": key.hex(),
                     "probes": probes_file(self.isolate), "probes_sha256": PROBES_SHA256}
         self._send(json.dumps(notebook).encode() + b"\n", deadline, doing)
         hello = self._guard(lambda: self.channel.hello(deadline, nonce), doing)

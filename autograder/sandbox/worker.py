@@ -26,6 +26,7 @@ import ast
 import contextlib
 import ctypes
 import hashlib
+import hmac
 import io
 import json
 import os
@@ -275,16 +276,23 @@ def child(fds, torch, guard, library_roots, internal_files):
     # our own references, taken before any student code: it may rebind module attributes and builtins
     save, load, dumps, loads, exec_ = torch.save, torch.load, json.dumps, json.loads, exec
     getrusage, read, write, sha256 = resource.getrusage, os.read, os.write, hashlib.sha256
+    hmac_digest = hmac.digest  # C (OpenSSL's HMAC) behind it; taken before any student code runs
     malloc_trim = heap_trimmer()
     reader = Reader(0, read)
 
+    key = [b""]  # the grader's key for this run of the notebook, from its first line
+
     def send(header: dict, payload: bytes = b""):
-        # a newline first: whatever the student's code wrote into the pipe before ends there, apart
-        write_all(replies, ("\n" + dumps(header) + "\n").encode() + payload, write)
+        # a newline first: whatever the student's code wrote into the pipe before ends there, apart; then
+        # the message's HMAC under the grader's key, which no student code can read (see channel.py)
+        line = dumps(header).encode()
+        tag = hmac_digest(key[0], line + b"\n" + payload, "sha256").hex().encode()
+        write_all(replies, b"\n" + tag + b" " + line + b"\n" + payload, write)
 
     sys.stdin = io.StringIO()  # input() gets EOFError, as in a kernel without stdin; fd 0 is the requests pipe
     notebook = loads(reader.line() or b"{}")
     nonce = str(notebook.get("nonce", ""))
+    key[0] = bytes.fromhex(notebook.pop("key", ""))
     with open(notebook.get("probes", ""), "rb") as f:
         probes_source = f.read()
     if sha256(probes_source).hexdigest() != notebook.get("probes_sha256"):

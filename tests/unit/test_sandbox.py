@@ -115,19 +115,32 @@ def test_a_cell_that_ends_the_process_is_left_out_of_a_fresh_run():
         sandbox.close()
 
 
-def test_replies_without_the_nonce_are_skipped_and_counted():
-    """What the student's code writes into the reply pipe (a forged answer, a line without its end) cannot
-    pass for the child's answer: replies carry the request's nonce, and every message starts on a new line."""
+def test_only_the_childs_signed_replies_are_answers():
+    """What the student's code writes into the reply pipe (a forged answer with the right id and even the
+    right nonce, a line without its end) cannot pass for the child's answer: the child signs each message
+    with the run's key (HMAC), which only its own locals hold, and starts it on a new line."""
+    import hashlib
+    import hmac
     ch, theirs, _ = channel_pair()
-    buffer = io.BytesIO()
-    torch.save({"status": "ok", "value": 1}, buffer)
-    forged = json.dumps({"id": 1, "size": len(buffer.getvalue())}).encode() + b"\n" + buffer.getvalue()
-    real = io.BytesIO()
-    torch.save({"status": "ok", "value": 2}, real)
-    os.write(theirs, b"garbage without an end" + forged + b"\n" + json.dumps(
-        {"id": 1, "nonce": "n1", "size": len(real.getvalue())}).encode() + b"\n" + real.getvalue())
+    ch.key = b"k" * 32
+
+    def message(header, payload, key):
+        line = json.dumps(header).encode()
+        tag = hmac.new(key, line + b"\n" + payload, hashlib.sha256).hexdigest().encode()
+        return b"\n" + tag + b" " + line + b"\n" + payload
+
+    def saved(value):
+        buffer = io.BytesIO()
+        torch.save({"status": "ok", "value": value}, buffer)
+        return buffer.getvalue()
+
+    forged, real = saved(1), saved(2)
+    header = {"id": 1, "nonce": "n1", "size": len(forged)}
+    os.write(theirs, b"garbage without an end" + message(header, forged, b"x" * 32)   # a guessed key
+             + json.dumps(header).encode() + b"\n" + forged                          # no tag at all
+             + message({"id": 1, "nonce": "n1", "size": len(real)}, real, ch.key))
     assert ch.answer(1, time.monotonic() + 2, 2**20, "n1") == {"status": "ok", "value": 2}
-    assert ch.forged >= 1
+    assert ch.forged >= 2
 
 
 def test_the_sandbox_transforms_magics_itself():
