@@ -26,11 +26,16 @@ import builtins
 import os
 import sys
 
+# introspection that debugging code uses too: while the notebook runs (when nothing of the grader's exists
+# but the child's own locals) it is denied without a flag; while the checks run it is flagged
+INTROSPECTION = {"reading the interpreter's frames", "tracing the interpreter", "profiling the interpreter",
+                 "listing every object through the garbage collector", "finding objects through the garbage collector"}
+# the stack-printing functions that read their caller's frame themselves and hand back only text
+STACK_TEXT = {"extract_stack", "format_stack", "print_stack"}
+TRACING = {"sys.settrace": "tracing the interpreter", "sys.setprofile": "profiling the interpreter"}
 ALWAYS_DENIED = {
     "sys._current_frames": "reading every thread's frame",
     "sys._current_exceptions": "reading every thread's exception",
-    "sys.settrace": "tracing the interpreter",
-    "sys.setprofile": "profiling the interpreter",
     "gc.get_objects": "listing every object through the garbage collector",
     "gc.get_referrers": "finding objects through the garbage collector",
     "gc.get_referents": "finding objects through the garbage collector",
@@ -49,9 +54,10 @@ class Denied(RuntimeError, ValueError):
 
 
 def install(library_roots, internal_files):
-    """Add the hook; return (trusted, take_flags): a context manager under which the grader's own code
-    may use frames (to describe a student's exception), and a function that returns the flags raised
-    since its last call. Both stay in the caller's locals, which frames no longer reach."""
+    """Add the hook; return (trusted, take_flags, checking): a context manager under which the grader's own
+    code may use frames (to describe a student's exception), a function that returns the flags raised
+    since its last call, and one to call once the notebook has run, from which on introspection is
+    flagged too. All stay in the caller's locals, which frames no longer reach."""
     # everything the hook calls is captured now, before any student code could rebind it
     getframe, realpath, fspath = sys._getframe, os.path.realpath, os.fspath
     len, isinstance, any = builtins.len, builtins.isinstance, builtins.any  # noqa: A001
@@ -59,7 +65,7 @@ def install(library_roots, internal_files):
     PathLike, writes = os.PathLike, os.O_WRONLY | os.O_RDWR
     roots = tuple(os.path.join(realpath(r), "") for r in library_roots if r)
     internal = {realpath(p) for p in internal_files}
-    state = {"inside": False, "trusted": 0}
+    state = {"inside": False, "trusted": 0, "checking": False}
     flags, new = [], []
 
     def is_library(frame) -> bool:
@@ -74,7 +80,16 @@ def install(library_roots, internal_files):
         caller = getframe(3)
         return is_library(caller) and is_library(caller.f_back) if caller is not None else True
 
+    def stack_text() -> bool:
+        """sys._getframe called by traceback's own print_stack, format_stack or extract_stack for its caller."""
+        caller = getframe(3)
+        return (caller is not None and is_library(caller) and caller.f_code.co_name in STACK_TEXT
+                and caller.f_code.co_filename.endswith("traceback.py"))
+
     def flagged(what: str):
+        if what in INTROSPECTION and not state["checking"]:
+            raise Denied(f"the grader's sandbox does not allow {what}: it is how code reaches the grader's own "
+                         "code. Leave it out of the notebook you hand in.")
         if what not in flags and len(flags) < MAX_FLAGS:
             flags.append(what)
             new.append(what)
@@ -84,8 +99,11 @@ def install(library_roots, internal_files):
     def judge(event, args):
         if event in ALWAYS_DENIED:
             flagged(ALWAYS_DENIED[event])
-        elif event == "sys._getframe" or (event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES):
+        elif event in TRACING:  # a library's (doctest, cProfile) trace or profile function never reaches student code
             if not library_callers():
+                flagged(TRACING[event])
+        elif event == "sys._getframe" or (event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES):
+            if not (library_callers() or (event == "sys._getframe" and stack_text())):
                 flagged("reading the interpreter's frames")
         elif event == "object.__setattr__" and args[1] in ("__code__", "__globals__"):
             flagged(f"replacing a function's {args[1]}")
@@ -131,8 +149,11 @@ def install(library_roots, internal_files):
         new.clear()
         return taken
 
+    def checking():
+        state["checking"] = True
+
     sys.addaudithook(hook)
-    return Trusted(), take_flags
+    return Trusted(), take_flags, checking
 
 
 def integrity_check(namespaces):

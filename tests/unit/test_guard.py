@@ -16,7 +16,9 @@ import importlib.util, json, sys
 spec = importlib.util.spec_from_file_location("guard", {str(GUARD)!r})
 guard = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(guard)
-trusted, take_flags = guard.install([sys.prefix, sys.base_prefix, "/usr/lib"], [{str(GUARD)!r}])
+trusted, take_flags, checking = guard.install([sys.prefix, sys.base_prefix, "/usr/lib"], [{str(GUARD)!r}])
+
+CHECKING
 
 def student(source):
     """Run source as a notebook cell would; return "denied" or "allowed"."""
@@ -28,8 +30,12 @@ def student(source):
 '''
 
 
-def run(body: str) -> dict:
-    script = SETUP + textwrap.dedent(body)
+DOCTEST = 'import doctest\ndef f():\n    """\n    >>> 1 + 1\n    2\n    """\ndoctest.run_docstring_examples(f, {})'
+
+
+def run(body: str, checking: bool = True) -> dict:
+    script = SETUP.replace("CHECKING", "checking()  # as while the probes run" if checking else "")
+    script += f"DOCTEST = {DOCTEST!r}\n" + textwrap.dedent(body)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -46,6 +52,7 @@ def run(body: str) -> dict:
     "import gc; gc.get_referrers(object())",
     "import ctypes; ctypes.CDLL(None)",
     "import sys; sys.settrace(lambda *a: None)",
+    "import bdb; bdb.Bdb().set_trace()",
     "def f(): pass\nf.__code__ = (lambda: 1).__code__",
     "compile('x = 1', '/usr/lib/python3.11/os.py', 'exec')",
     "open('/proc/self/mem', 'rb')",
@@ -61,10 +68,13 @@ def test_library_code_keeps_its_frames_and_is_not_flagged():
     got = run('''
     results = [student("import logging; logging.getLogger('x').warning('hello')"),
                student("import traceback\\ntry:\\n    1 / 0\\nexcept Exception:\\n    traceback.format_exc()"),
-               student("import warnings; warnings.warn('w')")]
+               student("import warnings; warnings.warn('w')"),
+               student("import traceback; traceback.format_stack(); traceback.print_stack(limit=1)"),
+               student(DOCTEST),
+               student("import cProfile; cProfile.run('sum(range(10))', '/dev/null')")]
     print(json.dumps({"results": results, "flags": take_flags()}))
     ''')
-    assert got == {"results": ["allowed"] * 3, "flags": []}
+    assert got == {"results": ["allowed"] * 6, "flags": []}
 
 
 def test_trusted_code_may_read_frames():
@@ -105,3 +115,18 @@ def test_integrity_check_sees_rebound_names_and_new_class_attributes():
     print(json.dumps({"before": before, "after_lazy": after_lazy, "after": sorted(changed())}))
     ''')
     assert got == {"before": [], "after_lazy": [], "after": ["C.extra", "m.f"]}
+
+
+def test_introspection_while_the_notebook_runs_is_denied_but_not_flagged():
+    """Debugging code in a scratch cell (gc.get_objects, inspect.stack) is denied while the notebook runs,
+    when nothing of the grader's exists yet, without setting the submission aside; during the checks it
+    is flagged."""
+    got = run('''
+    before = [student("import gc; gc.get_objects()"), student("import inspect; inspect.stack()")]
+    quiet = take_flags()
+    checking()
+    after = student("import gc; gc.get_objects()")
+    print(json.dumps({"before": before, "quiet": quiet, "after": after, "flags": take_flags()}))
+    ''', checking=False)
+    assert got == {"before": ["denied", "denied"], "quiet": [], "after": "denied",
+                   "flags": ["listing every object through the garbage collector"]}
