@@ -139,6 +139,14 @@ class Cgroup:
         except (OSError, ValueError, AttributeError):
             return None
 
+    def usage(self):
+        """The memory in use now (bytes), or None."""
+        usage = self._memory("memory.usage_in_bytes", "memory.current")
+        try:
+            return int(usage.read_text()) if usage is not None else None
+        except (OSError, ValueError):
+            return None
+
     def enter_command(self) -> list:
         """A shell prefix that moves itself into the cgroups, then execs the rest."""
         if not self.dirs:

@@ -5,6 +5,7 @@ import json
 import os
 import secrets
 import sys
+import threading
 import time
 import warnings
 
@@ -14,6 +15,28 @@ from .decode import Refused
 from .errors import Limits, SandboxError
 from .isolation import HERE, WEAK_ISOLATION, have_bwrap, probes_file
 from .zygote import open_channel
+
+
+class RiseWatch(threading.Thread):
+    """Samples a cgroup's memory use while a call runs: the largest rise above the lowest use before it."""
+
+    def __init__(self, cgroup, baseline: int):
+        super().__init__(daemon=True)
+        self.cgroup, self.low, self.rise, self.done = cgroup, baseline, 0, threading.Event()
+        self.start()
+
+    def run(self):
+        while not self.done.wait(0.001):
+            used = self.cgroup.usage()
+            if used is None:
+                return
+            self.low = min(self.low, used)
+            self.rise = max(self.rise, used - self.low)
+
+    def stop(self) -> int:
+        self.done.set()
+        self.join(timeout=1)
+        return self.rise
 
 
 # the child checks the probes it loads against this: what runs there is what the grader shipped
@@ -128,15 +151,20 @@ class Sandbox:
                              "cpu_seconds": int(timeout) + 1})
         cgroup = self.zygote.cgroup if measure_memory and self.zygote is not None else None
         baseline = cgroup.reset_peak() if cgroup is not None else None
+        watch = RiseWatch(cgroup, baseline) if baseline is not None else None
         self._send(header.encode() + b"\n" + data, deadline, doing)
         limit = self.limits.max_answer_mb * 2**20
-        answer = self._guard(lambda: self.channel.answer(self.requests, deadline, limit, nonce), doing)
+        try:
+            answer = self._guard(lambda: self.channel.answer(self.requests, deadline, limit, nonce), doing)
+        finally:
+            rise = watch.stop() if watch is not None else 0
         measured = cgroup.peak() if baseline is not None else None
         if measured is not None and answer.get("status") == "ok":
-            # what the call added, whatever it freed meanwhile: memory held before the call and let go
-            # during it does not hide what the call allocated
+            # what the call added, whatever it freed meanwhile: memory held before the call and let go during
+            # it (a ballast) hides nothing, neither from the peak against the lower of the baseline and the
+            # end, nor from the largest rise above the lowest use seen so far, sampled every millisecond
             answer["memory"] = {"baseline": baseline, "peak": measured[0], "after": measured[1],
-                                "added": measured[0] - min(baseline, measured[1])}
+                                "added": max(measured[0] - min(baseline, measured[1]), rise)}
         forged = self._forgery()
         if forged:
             answer = {"status": "tampered", "flags": list(dict.fromkeys(answer.get("flags", []) + forged))}

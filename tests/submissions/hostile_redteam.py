@@ -73,7 +73,7 @@ def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
 # NOT HELD YET, so not in the corpus the tests grade: a ballast freed during the call hides the memory of
 # graphs kept alive from the cgroup's peak, and the recording layer's base-class forward runs the whole
 # batch unrecorded. Both need the student's code out of the process that is measured (see the README).
-OPEN = [
+HOSTILE_REDTEAM = [
     hostile("redteam_ballast_hides_kept_graphs",
             Append("accumulate_gradients", BALLAST, first=True),
             Replace("accumulate_gradients", "accumulate_gradients", KEEPS_GRAPHS_HIDDEN),
@@ -87,7 +87,6 @@ OPEN = [
             doc="runs the whole batch at once through the recording layer's base-class forward, after "
                 "feeding the recorder micro-batches under no_grad"),
 ]
-HOSTILE_REDTEAM = []
 
 # The answer to the graded multiple-choice question ships in the student package (quizzes.py marks the right
 # choice so that the widget can give feedback on the practice questions): read it there.
