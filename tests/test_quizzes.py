@@ -1,4 +1,5 @@
-"""Quizzes are data: every question has exactly one right answer, and one renderer shows them all."""
+"""Quizzes are data: every self-checking question has exactly one right answer, the graded one ships no key,
+and one renderer shows them all."""
 import pytest
 
 from autograder import quiz as quiz_module
@@ -6,12 +7,29 @@ from autograder.quizzes import QUIZZES
 from tests.helpers import STUDENT_NB, read
 
 
-@pytest.mark.parametrize("qid", sorted(QUIZZES))
+@pytest.mark.parametrize("qid", sorted(q for q in QUIZZES if not QUIZZES[q].graded))
 def test_exactly_one_right_answer_and_feedback_for_each(qid):
     question = QUIZZES[qid]
     assert sum(c.right for c in question.choices) == 1
     assert len(question.choices) >= 3
     assert all(c.text.strip() and c.feedback.strip() for c in question.choices)
+
+
+@pytest.mark.parametrize("qid", sorted(q for q in QUIZZES if not QUIZZES[q].graded))
+def test_the_right_choice_is_not_the_longest_by_far(qid):
+    """A key that is much longer than the other choices gives itself away."""
+    lengths = [len(c.text) for c in QUIZZES[qid].choices]
+    right = next(len(c.text) for c in QUIZZES[qid].choices if c.right)
+    assert right <= 1.15 * min(lengths), lengths
+
+
+def test_graded_questions_carry_no_key():
+    """The student package holds the graded question's choices only: no right flag, no feedback."""
+    graded = [q for q in QUIZZES.values() if q.graded]
+    assert graded
+    for question in graded:
+        assert not any(c.right for c in question.choices)
+        assert not any(c.feedback for c in question.choices)
 
 
 def test_notebook_uses_every_quiz_and_only_known_ones():
@@ -20,11 +38,14 @@ def test_notebook_uses_every_quiz_and_only_known_ones():
     assert used == set(QUIZZES)
 
 
-def test_practice_5_matches_its_graded_answer():
-    """The self-check quiz and the graded Q5 agree on the right letter."""
+def test_practice_5_key_matches_its_graded_answer():
+    """The instructor's key to Practice 5 names one of its letters, the one the reference notebook's Q5_ANSWER
+    records, and has feedback for every choice."""
+    from autograder.instructor.quiz_key import PRACTICE_5_ANSWER, PRACTICE_5_FEEDBACK
     from autograder.instructor.reference import reference_namespace
-    right = next(c for c in QUIZZES["practice_5"].choices if c.right)
-    assert right.text.startswith(reference_namespace()["Q5_ANSWER"] + ")")
+    letters = [c.text.split(")")[0] for c in QUIZZES["practice_5"].choices]
+    assert letters == sorted(PRACTICE_5_FEEDBACK) and all(PRACTICE_5_FEEDBACK.values())
+    assert PRACTICE_5_ANSWER == reference_namespace()["Q5_ANSWER"] and PRACTICE_5_ANSWER in letters
 
 
 def parts(box):
@@ -65,8 +86,9 @@ def test_practice_5_is_graded_so_its_widget_gives_nothing_away(shown):
     for index, _ in enumerate(QUIZZES["practice_5"].choices):
         radio.value = index
         assert "lesson20-quiz-right" not in feedback.value and "lesson20-quiz-wrong" not in feedback.value
+    from autograder.instructor.quiz_key import PRACTICE_5_FEEDBACK
     texts = " ".join(w.value for w in box.children if isinstance(w, widgets.HTML))
-    assert not any(choice.feedback[:40] in texts for choice in QUIZZES["practice_5"].choices)
+    assert not any(feedback[:40] in texts for feedback in PRACTICE_5_FEEDBACK.values())
 
 
 def parts_without_button(box):

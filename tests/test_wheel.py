@@ -146,6 +146,24 @@ def test_the_package_carries_no_instructor_material(dist, kind):
         assert not leaked, f"hidden checks named in {name} of the {kind}: {leaked[:3]}"
 
 
+@pytest.mark.parametrize("kind", ["wheel", "sdist"])
+def test_the_package_holds_no_key_to_the_graded_quiz(dist, kind):
+    """Practice 5 is graded: the package's quizzes.py poses it without a right flag or feedback, and no file
+    holds the instructor's key or feedback for it."""
+    from autograder.instructor.quiz_key import PRACTICE_5_FEEDBACK
+    files = _files(dist[kind])
+    namespace = {"__name__": "packaged_quizzes"}
+    exec(compile(files["autograder/quizzes.py"].decode(), f"{kind}:autograder/quizzes.py", "exec"), namespace)
+    graded = [q for q in namespace["QUIZZES"].values() if q.graded]
+    assert graded, "the packaged quizzes have no graded question"
+    assert not [c.text[:40] for q in graded for c in q.choices if c.right or c.feedback], "a graded choice has a key"
+    phrases = {f[:50] for f in PRACTICE_5_FEEDBACK.values()} | {"PRACTICE_5_ANSWER", "PRACTICE_5_FEEDBACK"}
+    for name, data in files.items():
+        text = data.decode("utf-8", errors="replace")
+        leaked = sorted(p for p in phrases if p in text)
+        assert not leaked, f"Practice 5's key in {name} of the {kind}: {leaked[:2]}"
+
+
 # What computes an exercise's answer, named in code (not in messages): torch's own amp kernels (any
 # `_amp_*`), its GradScaler, backward passes and clipping. The oracles that use them live in
 # instructor/oracles.py; the student package may hold none of them, except where listed below.

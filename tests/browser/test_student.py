@@ -50,7 +50,7 @@ def assert_quizzes_work(page):
         feedback = box.locator(".lesson20-quiz-feedback")
         if question.graded:  # posed only: no Check button, no verdict, nothing that gives the answer away
             expect(box.get_by_role("button", name="Check")).to_have_count(0)
-            box.get_by_role("radio", name=plain(next(c for c in question.choices if c.right).text), exact=True).check()
+            box.get_by_role("radio", name=plain(question.choices[0].text), exact=True).check()
             expect(feedback.locator(".lesson20-quiz-right")).to_have_count(0)
             continue
         # wrong answers first, so the right answer must replace a "wrong" verdict
