@@ -1,7 +1,10 @@
 """Red-team submissions: attacks on the grader's defences written by a student who read the student package.
 
 Each is a hostile variant whose honest `twin` (a buggy variant, tests/submissions/buggy.py) it must not
-outscore, unflagged. See each variant's doc for the mechanism.
+outscore. Each once outscored it; what holds them now: the sandbox gives freed memory back at once and
+the grader samples the cgroup's use (the ballast and the recorder bypass), replies are signed with a
+key the student's code cannot read (the pipe takeover now runs out of time), and Practice 5's key is not
+in the student package. The `realistic` ones are correct notebooks the guard once set aside for review.
 """
 from . import Append, Replace
 from .hostile import HOSTILE_LIMITS, hostile
