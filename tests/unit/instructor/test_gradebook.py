@@ -18,11 +18,13 @@ def test_export_without_grades_keeps_the_contract(tmp_path):
     assert set(row["items"]) == {i.id for i in AUTO_ITEMS}
     assert row["max_total"] == sum(i.points for i in AUTO_ITEMS)
     header = (tmp_path / "grades.csv").read_text().splitlines()[0]
-    assert header == ",".join(["student_id", *(i.id for i in ITEMS), "total"])
+    assert header == ",".join(["student_id", *(i.id for i in ITEMS), "total", "review"])
 
 
 def test_csv_has_a_row_per_student():
-    doc = {"students": {"b": {"items": {"q5_answer": {"score": 1.0}}, "total": 1.0},
+    doc = {"students": {"b": {"items": {"q5_answer": {"score": 1.0}}, "total": 1.0,
+                              "review": {"q5_answer": ["reading the interpreter's frames"]}},
                         "a": {"items": {}, "total": 0}}}
     rows = to_csv(doc).splitlines()
-    assert [r.split(",")[0] for r in rows] == ["student_id", "a", "b"] and rows[2].endswith(",1.0")
+    assert [r.split(",")[0] for r in rows] == ["student_id", "a", "b"]
+    assert rows[1].endswith(",0,") and rows[2].endswith(",1.0,q5_answer")
