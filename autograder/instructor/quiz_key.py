@@ -7,12 +7,12 @@ right or wrong.
 PRACTICE_5_ANSWER = "b"
 
 PRACTICE_5_FEEDBACK = {
-    "a": "The master copy is right: fp16 loses small updates in two ways, lr * grad below 2^-24 underflowing to 0 "
+    "a": "The master copy is right: fp16 loses small updates in two ways, lr * grad below 2^-24 (strictly, up to 2^-25) underflowing to 0 "
          "(range) and an update below half the gap to the next fp16 number rounding away when added (precision). "
          "But the loss is computed in fp32 and may be large: it is the fp16 gradients that must stay below 65504 "
          "(max |grad| * S < 65504). And dividing by the number of micro-batches is right only when they all have "
          "the same size.",
-    "b": "Right: the master copy keeps the updates fp16 loses in two ways (lr * grad below 2^-24 underflows to 0; "
+    "b": "Right: the master copy keeps the updates fp16 loses in two ways (lr * grad below 2^-24, strictly up to 2^-25, underflows to 0; "
          "an update below half the gap rounds away when added to the weight), the limit on S is the largest scaled "
          "gradient in fp16, and weighting by share gives the whole batch's mean.",
     "c": "Activation gradients belong to the backward pass, and keeping them in range is loss scaling's job. The "
