@@ -251,6 +251,16 @@ def main_namespace() -> dict:
     return kernel_namespace(module.__dict__)
 
 
+def hmac_function():
+    """OpenSSL's HMAC as the C function itself: hmac.digest, a Python function, looks up its module's
+    globals when called, and a student's code could rebind them to see the key."""
+    try:
+        from _hashlib import hmac_digest
+        return hmac_digest
+    except ImportError:
+        return hmac.digest
+
+
 def heap_trimmer():
     """glibc's malloc_trim(0): give the heap's free memory back to the system (a no-op elsewhere)."""
     try:
@@ -263,9 +273,9 @@ def heap_trimmer():
 def child(fds, torch, guard, library_roots, internal_files):
     """One submission: load its cells, then answer probe requests until the grader closes the pipe.
 
-    The grader's first line gives the cells, each cell's time, the probes' file and its SHA-256, and a
-    nonce; every reply carries that request's nonce, so what the student's code writes to the reply pipe
-    cannot pass for an answer. Before the first cell, an audit hook (guard.py) closes the side doors to
+    The grader's first line gives the cells, each cell's time, the probes' file and its SHA-256, a nonce
+    and an HMAC key; every message is signed with the key and every reply carries its request's nonce,
+    so what the student's code writes to the reply pipe cannot pass for an answer. Before the first cell, an audit hook (guard.py) closes the side doors to
     the grader's code, and a snapshot is taken of what the probes rely on; the probes themselves are
     compiled after the cells have run, from the read-only file whose hash the grader sent.
     """
@@ -280,7 +290,7 @@ def child(fds, torch, guard, library_roots, internal_files):
     # our own references, taken before any student code: it may rebind module attributes and builtins
     save, load, dumps, loads, exec_ = torch.save, torch.load, json.dumps, json.loads, exec
     getrusage, read, write, sha256 = resource.getrusage, os.read, os.write, hashlib.sha256
-    hmac_digest = hmac.digest  # C (OpenSSL's HMAC) behind it; taken before any student code runs
+    hmac_digest = hmac_function()
     malloc_trim = heap_trimmer()
     reader = Reader(0, read)
 
