@@ -234,13 +234,15 @@ def kernel_namespace(namespace: dict = None) -> dict:
 def guarded_namespaces(torch) -> dict:
     """What the probes and the child's replies rely on: a submission that rebinds any of it is flagged."""
     import io as io_module
+    import json.encoder
     import pickle
     import torch.serialization
     return {"builtins": vars(__builtins__) if not isinstance(__builtins__, dict) else __builtins__,
             "sys.modules": sys.modules, "torch": vars(torch), "torch.Tensor": torch.Tensor,
             "torch.nn.Module": torch.nn.Module, "torch.nn.Parameter": torch.nn.Parameter,
             "torch.optim.Optimizer": torch.optim.Optimizer, "torch.serialization": vars(torch.serialization),
-            "pickle": vars(pickle), "io": vars(io_module), "os": vars(os), "json": vars(json)}
+            "pickle": vars(pickle), "io": vars(io_module), "os": vars(os), "json": vars(json),
+            "json.encoder": vars(json.encoder), "json.JSONEncoder": json.JSONEncoder}
 
 
 def main_namespace() -> dict:
@@ -295,11 +297,31 @@ def child(fds, torch, guard, library_roots, internal_files):
     reader = Reader(0, read)
 
     key = [b""]  # the grader's key for this run of the notebook, from its first line
+    changed = [lambda: []]  # the integrity check, once the snapshot is taken
+    str_, int_ = str, int
+
+    def plain_line(header: dict) -> bytes:
+        """The header, without json (which the student's code may have rebound): our own values only, and
+        the flag that says why."""
+        parts = []
+        for name in ("cell", "id"):
+            if name in header:
+                parts.append('"' + name + '": ' + str_(int_(header[name])))
+        if "ready" in header:
+            parts.append('"ready": true, "problems": []')
+        if "id" in header:
+            parts.append('"size": 0')
+        parts.append('"nonce": "' + str_(header.get("nonce", "")) + '"')
+        parts.append('"flags": ["rebinding what the grader\'s replies rely on"]')
+        return ("{" + ", ".join(parts) + "}").encode()
 
     def send(header: dict, payload: bytes = b""):
         # a newline first: whatever the student's code wrote into the pipe before ends there, apart; then
         # the message's HMAC under the grader's key, which no student code can read (see channel.py)
-        line = dumps(header).encode()
+        if changed[0]():
+            line, payload = plain_line(header), b""
+        else:
+            line = dumps(header).encode()
         tag = hmac_digest(key[0], line + b"\n" + payload, "sha256").hex().encode()
         write_all(replies, b"\n" + tag + b" " + line + b"\n" + payload, write)
 
@@ -327,12 +349,12 @@ def child(fds, torch, guard, library_roots, internal_files):
 
     namespace = main_namespace()
     trusted, take_flags, checking = guard.install(library_roots, internal_files)
-    changed = guard.integrity_check(guarded_namespaces(torch))
+    changed[0] = guard.integrity_check(guarded_namespaces(torch))
     describe = fresh_probes(trusted)["describe_exception"]
 
     def flags() -> list:
         try:
-            return take_flags() + [f"rebinding {name}, which the grader relies on" for name in changed()]
+            return take_flags() + [f"rebinding {name}, which the grader relies on" for name in changed[0]()]
         except BaseException:  # the check itself was broken: that too is tampering
             return ["breaking the grader's own checks"]
 

@@ -89,6 +89,20 @@ except Exception:
     pass
 '''
 
+# json's encoder rebound so that every header the child writes loses its tamper flags
+HIDE_FLAGS_IN_JSON = '''
+import json.encoder
+
+_encode = json.encoder.JSONEncoder.encode
+
+def _without_flags(self, o):
+    if isinstance(o, dict):
+        o = {k: v for k, v in o.items() if k != "flags"}
+    return _encode(self, o)
+
+json.encoder.JSONEncoder.encode = _without_flags
+'''
+
 PLANTERS = {
     "hostile_plants_locked_folder": '''
 import os
@@ -150,6 +164,8 @@ HOSTILE_GUARD = [
     hostile("hostile_impersonates_library", Replace("q5_answer", None, IMPERSONATE_LIBRARY),
             expect={"q5_answer": 0.0}, rest="any", flagged="*",
             doc="compiles code under the standard library's file name, to pass for library code"),
+    hostile("hostile_hides_flags_in_json", Append("q5_answer", HIDE_FLAGS_IN_JSON), flagged="*", rest="any",
+            doc="rebinds json's encoder so that the child's replies lose their tamper flags"),
     *[hostile(name, Append("underflow_fraction", source),
               doc="leaves something in a writable folder that a simple cleanup misses, for the next submission")
       for name, source in PLANTERS.items()],
