@@ -406,9 +406,27 @@ def child(fds, torch, guard, library_roots, internal_files):
 WRITABLE = ("/tmp", "/dev/shm")
 
 
-def empty(folder: str):
+def mounts_within(folders) -> set:
+    """The mount points inside these folders and the folders leading to them (a Python installation that
+    lives under /tmp is bound there): part of the sandbox, not left by a submission."""
+    keep = set()
+    try:
+        with open("/proc/self/mountinfo") as f:
+            points = [line.split()[4] for line in f if len(line.split()) > 4]
+    except OSError:
+        return keep
+    for point in points:
+        for folder in folders:
+            while point.startswith(folder + "/"):
+                keep.add(point)
+                point = os.path.dirname(point)
+    return keep
+
+
+def empty(folder: str, keep=frozenset()):
     """Remove everything in `folder`, whatever a submission made of it: folders of mode 000, FIFOs,
-    sockets, links (removed, never followed). Whatever cannot be removed is left for the caller to see."""
+    sockets, links (removed, never followed), but for the sandbox's own mounts (`keep`). Whatever cannot
+    be removed is left for the caller to see."""
     stack = [folder]
     while stack:
         path = stack.pop()
@@ -417,6 +435,8 @@ def empty(folder: str):
         except OSError:
             continue
         for entry in entries:
+            if entry.path in keep:
+                continue
             try:
                 if entry.is_dir(follow_symlinks=False):
                     os.chmod(entry.path, 0o700)  # its owner (the sandbox's uid) may always do that
@@ -432,7 +452,13 @@ def empty(folder: str):
                 pass
 
 
-def reap(isolated: bool, children: dict):
+def leftovers(keep) -> list:
+    """What is in the writable folders but the sandbox's own mounts."""
+    return [os.path.join(f, e) for f in WRITABLE if os.path.isdir(f) for e in os.listdir(f)
+            if os.path.join(f, e) not in keep]
+
+
+def reap(isolated: bool, children: dict, keep=frozenset()):
     """Kill every process but this one and the sandbox's init, empty the writable folders.
 
     Returns the exit codes of our children, and whether the sandbox is provably as it was: nothing
@@ -469,10 +495,10 @@ def reap(isolated: bool, children: dict):
         time.sleep(0.005)
     if isolated:
         for folder in WRITABLE:
-            empty(folder)
+            empty(folder, keep)
         if shutil.which("ipcrm"):  # SysV shared memory, semaphores and queues outlive their processes
             os.spawnv(os.P_WAIT, shutil.which("ipcrm"), ["ipcrm", "--all"])
-        others = others or [f for f in WRITABLE if os.path.isdir(f) and os.listdir(f)]
+        others = others or leftovers(keep)
     return status, not others
 
 
@@ -532,9 +558,10 @@ def zygote(probes_path: str, guard_path: str, lib: str):
                      os.path.join(lib, "autograder")]
     internal_files = [probes_path, guard_path, os.path.abspath(__file__)]
     isolated = os.environ.pop("LESSON20_ISOLATED", "") == "1"
+    keep = mounts_within(WRITABLE) if isolated else frozenset()
     if isolated:  # what warming up wrote (matplotlib's cache) is not there for the first submission either
         for folder in WRITABLE:
-            empty(folder)
+            empty(folder, keep)
     sock = socket.socket(fileno=int(os.environ.pop("LESSON20_ZYGOTE_FD")))
     set_dumpable(False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the grader ends us with SIGKILL, when it wants to
@@ -567,7 +594,7 @@ def zygote(probes_path: str, guard_path: str, lib: str):
         elif command == "reap":
             for fd in fds:
                 os.close(fd)
-            status, clean = reap(isolated, children)
+            status, clean = reap(isolated, children, keep)
             codes = [status[p] for p in children if p in status]
             children.clear()
             sock.send(json.dumps({"clean": clean, "status": codes[-1] if codes else None}).encode())

@@ -135,16 +135,10 @@ for _folder in ("/dev/shm", "/tmp"):
 TRACE_READER = '''
 import os
 
-def _anything_left():
-    for _folder in ("/tmp", "/dev/shm"):
-        try:
-            if os.listdir(_folder):
-                return True
-        except OSError:
-            pass
-    return False
-
-Q5_ANSWER = "b" if _anything_left() else "c"
+# what the planters leave (a Python installation under /tmp is bound there too: that is not a trace)
+_TRACES = ("/tmp/locked", "/tmp/answer.fifo", "/tmp/answer.sock", "/tmp/answer.link", "/tmp/answer",
+           "/dev/shm/answer")
+Q5_ANSWER = "b" if any(os.path.lexists(_p) for _p in _TRACES) else "c"
 '''
 
 HOSTILE_GUARD = [
@@ -170,5 +164,5 @@ HOSTILE_GUARD = [
               doc="leaves something in a writable folder that a simple cleanup misses, for the next submission")
       for name, source in PLANTERS.items()],
     hostile("hostile_reads_any_trace", Replace("q5_answer", None, TRACE_READER), expect={"q5_answer": "less"},
-            doc="answers b if anything an earlier submission left is still in /tmp or /dev/shm"),
+            doc="answers b if anything the planters leave is still in /tmp or /dev/shm"),
 ]
