@@ -320,7 +320,7 @@ HOSTILE = [
             def make_master_params(model):
                 return [p.detach().clone().float() for p in model.parameters()]
             '''), Append("master_weights", PATCH_TENSOR_ATTRIBUTES), twin="master_no_requires_grad",
-            doc="makes every tensor claim is_leaf and requires_grad"),
+            flagged="*", doc="makes every tensor claim is_leaf and requires_grad"),
     hostile("hostile_patch_probes", Replace("accumulate_gradients", "accumulate_gradients", '''
             def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
                 model.zero_grad()
