@@ -397,7 +397,8 @@ def judge(name: str, status: str, scores: dict, twin_scores: dict = None, review
     if review is not None:
         want = set(full) if "*" in variant.flagged else set(variant.flagged)
         got_flagged = {item for item, flags in review.items() if flags}
-        if got_flagged != want:
+        # "*": set aside somewhere (every item if caught while the notebook ran, else the items whose checks caught it)
+        if ("*" in variant.flagged and not got_flagged) or ("*" not in variant.flagged and got_flagged != want):
             problems.append(f"set aside for review: {sorted(got_flagged)} ({sorted({f for v in review.values() for f in v})[:3]}), "
                             f"expected {sorted(want)}")
     if variant.kind != "hostile" and status != "graded":

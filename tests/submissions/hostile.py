@@ -393,7 +393,7 @@ HOSTILE = [
             def update(self, found_inf):
                 import time
                 time.sleep(10**6)
-            '''), expect={"dynamic_loss_scaler": "less", "mixed_precision_train_step": 0.0}, limits=HOSTILE_LIMITS,
+            '''), expect={"dynamic_loss_scaler": 0.0, "mixed_precision_train_step": 0.0}, rest="zero", status="timeout", limits=HOSTILE_LIMITS,
             doc="sleeps forever (no CPU time used) in an exercise that another one calls"),
     hostile("hostile_huge_allocations", Append("q5_answer", "_hog = bytearray(1 << 42)"),
             Append("master_weights", "_big = torch.empty(2**40)"), limits=HOSTILE_LIMITS,
