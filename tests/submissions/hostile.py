@@ -333,7 +333,8 @@ HOSTILE = [
                 loss_total.backward()
                 return loss_total.item()
             '''), Append("accumulate_gradients", PATCH_PROBES), twin="accumulate_full_batch_forward",
-            flagged="*", doc="finds the grader's probe module (import, gc) and makes it report small batches"),
+            doc="finds the grader's probe module (import, gc) and makes it report small batches: gc is denied "
+                "while the notebook loads, so the cell stops and the checks see the full-batch forward"),
     hostile("hostile_lying_return", Append("underflow_fraction", LIAR, first=True),
             Replace("underflow_fraction", "underflow_fraction", '''
             def underflow_fraction(values, dtype=torch.float16):
