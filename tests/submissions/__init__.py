@@ -163,6 +163,11 @@ class Variant:
     twin: str = ""               # an honest variant whose scores this one must not exceed
     flagged: tuple = ()          # hostile only: items it must be set aside for review on ("*": every item)
     limits: dict = field(default_factory=dict)  # sandbox.Limits overrides to grade it with
+    # buggy, held-out ones (unseen.py): a word a good first failure message would contain, its synonyms, and
+    # whether the mistake misses the exercise's whole point (the item should keep at most half its points)
+    cause: str = ""
+    synonyms: tuple = ()
+    core: bool = False
 
     @property
     def may_lose(self) -> set:
@@ -355,7 +360,11 @@ def names(kind: str = None) -> list:
 
 def make_submission(name: str):
     """The notebook a student would submit for variant `name` (an nbformat node, a fresh copy)."""
-    variant = VARIANTS[name]
+    return make_variant_submission(VARIANTS[name])
+
+
+def make_variant_submission(variant: Variant):
+    """The notebook a student would submit for `variant`, one of VARIANTS or not (the held-out ones)."""
     if variant.kind == "stub":
         return nbformat.read(str(STUDENT_NB), as_version=4)
     nb = copy.deepcopy(_reference_submission())
