@@ -2,6 +2,8 @@
 # Both create .venv on first use. torch==2.13.0 is installed first: on the course machines it is a
 # local CPU build; pyproject.toml itself only asks for torch>=2.2. `make lesson TORCH=torch` takes
 # PyPI's default build instead (CUDA on Linux).
+# While working: `make lint` (ruff, which CI runs before `make test`) and `make test-fast` (the tests
+# not marked slow, browser or postgres).
 PYTHON ?= python3
 TORCH ?= torch==2.13.0
 VENV := .venv
@@ -17,10 +19,11 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # formgrader would log an error; students have no use for it. Instructors grade from the grading
 # folder (README, "Grading a class"), where formgrader stays on.
 NO_FORMGRADER := --ServerApp.jpserver_extensions="{'nbgrader.server_extensions.formgrader': False}"
-# Extra pytest arguments for `make test`, e.g. PYTEST_ARGS='-m "not browser"'
+# Extra pytest arguments for `make test`, e.g. PYTEST_ARGS='-m "not browser"' (`make test-fast` takes them
+# too, after its own -m, so an -m there replaces its selection)
 PYTEST_ARGS ?=
 
-.PHONY: setup lesson test release benchmarks clean
+.PHONY: setup lesson lint test test-fast release benchmarks clean
 
 setup: $(VENV)/.installed
 
@@ -35,8 +38,15 @@ $(VENV)/.installed: pyproject.toml
 lesson: setup
 	$(VENV)/bin/jupyter lab $(ALLOW_ROOT) $(NO_FORMGRADER) $(LAB_ARGS) $(LESSON)
 
+lint: setup
+	$(VENV)/bin/ruff check .
+
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# the unit tests and the integration tests that take seconds: what a change should pass before `make test`
+test-fast: setup
+	$(PY) -m pytest -m "not slow and not browser and not postgres" $(PYTEST_ARGS)
 
 release: setup
 	$(PY) -m autograder release

@@ -9,7 +9,7 @@ def _instructor(what: str):
         import autograder.instructor.grade  # noqa: F401
     except ImportError:
         raise SystemExit(f"`{what}` is an instructor command: it needs the course repository "
-                         "(solutions/ and autograder/instructor/), which the student package does not include.")
+                         "(solutions/ and autograder/instructor/), which the student package does not include.") from None
 
 
 def cmd_check(args):
@@ -22,7 +22,7 @@ def cmd_check(args):
     try:
         nb = read_notebook(Path(args.notebook))
     except (ValueError, FileNotFoundError) as exc:
-        raise SystemExit(str(exc))
+        raise SystemExit(str(exc)) from None
     reference = None
     if args.all:
         from .instructor.reference import reference as instructor_reference
@@ -58,7 +58,7 @@ def cmd_grade(args):
     try:
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as exc:
-        raise SystemExit(str(exc))
+        raise SystemExit(str(exc)) from None
     doc = run(args.submitted_dir, args.out, jobs=args.jobs, db_url=args.db_url, timeout=args.timeout,
               memory_mb=args.memory_mb, students=args.students, shard=shard, progress=not args.quiet,
               force=args.force)

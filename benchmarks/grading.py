@@ -211,7 +211,7 @@ def run(config: Config, device: torch.device) -> dict:
                      "cpu_s_tree": r["cpu_s_tree"], "other_cores": r["other_cores"], "returncode": r["returncode"],
                      "graded": sum(s == "graded" for s in r["statuses"].values()), "log_tail": r["log_tail"]})
     kinds = {}
-    for student, (variant, kind) in students.items():
+    for student, (_variant, kind) in students.items():
         kinds.setdefault(kind, []).append(student)
     by_kind = {kind: {"students": len(members),
                       "ours_mean_total": _mean(ours["scores"].get(s) for s in members),

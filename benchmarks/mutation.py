@@ -262,7 +262,7 @@ def judge(mutant: Mutant, reference_ns: dict, items: list, timeout: float) -> di
             os.dup2(devnull, 2)  # what a mutant prints is noise here
             try:
                 namespace = load(mutant.code)
-            except BaseException as exc:  # noqa: BLE001: a mutant that does not load is killed
+            except BaseException as exc:  # noqa: BLE001 (a mutant that does not load is killed)
                 verdict = {"status": "crashed", "by": [], "failed": [f"{type(exc).__name__}: {exc}"[:200]]}
             else:
                 verdict = {"status": "survived", "by": [], "failed": []}

@@ -45,7 +45,7 @@ def saved(tmp_path_factory) -> dict:
 def detail(name, status, reason, scores, reports=None) -> str:
     """What a failure shows: the variant, how it was graded, and the report lines that are not passes."""
     lines = [f"{name}: {VARIANTS[name].doc}", f"status {status}, reason: {reason[:400]}", f"scores {scores}"]
-    for item, text in (reports or {}).items():
+    for text in (reports or {}).values():
         bad = [ln.strip()[:300] for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("PASS")]
         if len(bad) > 1:  # the first line is the item's summary
             lines += [f"  {ln}" for ln in bad[:6]]

@@ -37,7 +37,6 @@ import signal
 import socket
 import sys
 import time
-import traceback
 
 PR_SET_DUMPABLE = 4
 
