@@ -13,12 +13,14 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool, Float, Integer, Unicode
 
+from ..attachments import beside
 from ..grading import grade_notebook, recorded_repairs
 from ..items import AUTO_ITEMS
 from ..sandbox import Limits
 from ..text import clip
 from .reference import reference
 from .review import REVIEW_RESOURCE
+from .staging import EXCHANGE_FILES
 
 MAX_PROBLEMS = 20  # errors the notebook raised that the results file keeps (a notebook may have thousands)
 
@@ -42,8 +44,11 @@ class GradeOutOfProcess(NbGraderPreprocessor):
         limits = Limits(timeout=self.timeout, memory_mb=self.memory_mb,
                         max_processes=self.max_processes, max_output_kb=self.max_output_kb)
         # RepairStructure (a sanitize step, before this one) recorded its repairs in the notebook
+        # the files handed in beside the notebook, from the folder nbgrader runs it in (its autograded copy)
+        folder = resources.get("metadata", {}).get("path")
+        files = beside(folder, ignore=EXCHANGE_FILES)[0] if folder else {}
         result = grade_notebook(nb, item_ids, limits, reference() if self.include_hidden else None,
-                                repaired=recorded_repairs(nb))
+                                repaired=recorded_repairs(nb), files=files)
         for cell in tests:
             grade_id = cell.metadata.nbgrader.grade_id
             if grade_id in result.items:

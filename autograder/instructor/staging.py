@@ -11,6 +11,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..attachments import beside
 from ..extract import read_notebook
 from ..items import ASSIGNMENT, NOTEBOOK_GLOB
 
@@ -113,6 +114,11 @@ def stage(student: str, submitted: Path, staging: Path) -> Staged:
             continue
         notes.append(f"{path.name}'s saved outputs ({size >> 20} MiB) were left out, as nbgrader clears them")
         (dest / name).write_bytes(stripped)
+    files, left_out = beside(src, ignore=EXCHANGE_FILES)  # helper modules and data files, as nbgrader would run them
+    for name, data in files.items():
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        (dest / name).write_bytes(data)
+    notes += left_out
     for name in EXCHANGE_FILES:  # nbgrader's own: late penalties, and release_feedback's check
         path = src / name
         if path.is_file() and not path.is_symlink() and path.stat().st_size < 4096:
