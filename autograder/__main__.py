@@ -15,6 +15,7 @@ def _instructor(what: str):
 def cmd_check(args):
     if args.all:
         _instructor("check --all")
+    from .attachments import beside
     from .extract import read_notebook
     from .grading import grade_notebook
     from .items import AUTO_ITEMS
@@ -27,12 +28,21 @@ def cmd_check(args):
     if args.all:
         from .instructor.reference import reference as instructor_reference
         reference = instructor_reference()
-    result = grade_notebook(nb, None, Limits(timeout=args.timeout, memory_mb=args.memory_mb), reference)
-    total = sum(r.score for r in result.items.values())
+    files, left_out = beside(Path(args.notebook).resolve().parent)  # as the grader hands them in, helpers and data
+    for note in left_out:
+        print(f"note: {note}")
+    result = grade_notebook(nb, None, Limits(timeout=args.timeout, memory_mb=args.memory_mb), reference,
+                            files=files)
     for item in AUTO_ITEMS:
         print(result.report(item.id), end="\n\n")
-    print(f"total {total:g} of {sum(i.points for i in AUTO_ITEMS):g} points"
-          + ("" if args.all else " (visible checks only; the grader also runs hidden ones)"))
+    if args.all:
+        total = sum(r.score for r in result.items.values())
+        print(f"total {total:g} of {sum(i.points for i in AUTO_ITEMS):g} points")
+    else:  # only what the visible checks verified: the rest waits for the grader's hidden checks
+        from .report import verified as verified_points
+        verified, checked, waiting = (sum(v) for v in zip(*(verified_points(r) for r in result.items.values())))
+        print(f"total {verified:g} of {checked:g} points verified here (visible checks only); {waiting:g} more "
+              "are checked only when your notebook is graded: the grader also runs hidden ones")
     return 0 if result.status == "graded" and all(r.passed == len(r.outcomes) for r in result.items.values()) else 1
 
 

@@ -105,14 +105,16 @@ class Reference(LocalStudent):
 
     Its answers depend only on the probe and its spec, so they are kept for the next submission.
     It comes with the hidden checks' rubric map, {item: {check function: behaviour id}}, which,
-    like the hidden checks, only the instructor's side has.
+    like the hidden checks, only the instructor's side has, and with `components`: the source of its
+    definitions of the contract names, which stand in for a submission's other items while one is graded.
     """
 
     _memo = {}
 
-    def __init__(self, namespace: dict, rubric: dict = None):
+    def __init__(self, namespace: dict, rubric: dict = None, components: str = ""):
         super().__init__(namespace)
         self.rubric = rubric or {}
+        self.components = components
 
     def run(self, probe: str, measure_memory: bool = False, **spec) -> dict:
         buffer = io.BytesIO()
@@ -139,8 +141,11 @@ class SandboxStudent:
     context = "sandbox"
     CRASHES_PER_ITEM = 2  # after this many, the item's remaining checks fail without running again
 
-    def __init__(self, sandbox: Sandbox, timeout: float, total_seconds: float):
+    def __init__(self, sandbox: Sandbox, timeout: float, total_seconds: float, bind: dict = None):
+        """bind: {item: names} whose reference versions stand in for the student's while that item's
+        checks run (the sandbox holds the reference's code: Sandbox.components)."""
         self.sandbox = sandbox
+        self.bind = bind or {}
         self.timeout = timeout
         self.total_seconds = total_seconds
         self.item = None
@@ -202,7 +207,8 @@ class SandboxStudent:
                                   "so the rest of its checks are skipped. " + HINTS["crashed"], "crashed")
         try:
             obs = self.sandbox.request(probe, spec, timeout=max(min(item_left, total_left), 0.5),
-                                       within=max(total_left, 0.5), measure_memory=measure_memory)
+                                       within=max(total_left, 0.5), measure_memory=measure_memory,
+                                       bind=self.bind.get(item, ()))
         except SandboxError as exc:
             reloading = exc.doing == "running your notebook"
             hint = {"timeout": (f"Your notebook has {self.total_seconds:g} s for all exercises, running it again "

@@ -8,11 +8,12 @@ in order and turns failures of the whole submission into a status and a reason.
 Whoever grades passes the reference in (the nbgrader preprocessor, `check --all`); without
 it only the visible checks run.
 """
+import ast
 from dataclasses import dataclass, field
 
 from .backends import REVIEW_TEXT, SandboxStudent, plain_problem, sandbox_failure
 from .extract import COPY_KEY, Repair, notebook_cells, repair_structure
-from .items import AUTO_ITEMS, get_item
+from .items import AUTO_ITEMS, components, get_item
 from .report import item_text
 from .runner import ItemResult, Outcome, run_checks
 from .sandbox import Limits, Sandbox, SandboxError
@@ -38,6 +39,7 @@ class SubmissionResult:
         """The student-facing text for one item: repairs and errors in its cells, then its checks."""
         lines = _first([f"Your notebook's structure: {r.text}." for r in self.repairs if r.item == item_id],
                        "repairs")
+        lines += self.items[item_id].notes
         if self.items[item_id].review:
             lines.append(f"Set aside for review: {REVIEW_TEXT} (it was caught {'; '.join(self.items[item_id].review)}).")
         lines += _first([problem_text(p) for p in self.problems if p.get("item") == item_id], "errors")
@@ -69,17 +71,37 @@ def problem_text(p: dict) -> str:
     return f"While your notebook ran, {where} raised {p['type']}: {p['message']}{detail}"
 
 
+def stand_in_note(item_id: str, sources: list) -> list:
+    """What the feedback says of the reference code that stood in for other exercises' while `item_id` was
+    graded: the objects its checks hand over (a scaler), and the names its own cells use."""
+    item, used = get_item(item_id), set()
+    for source in sources:
+        try:
+            used |= {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+        except SyntaxError:
+            continue
+    called = [name for name in components(item_id) if name in used and name not in item.given]
+    parts = ([f"the {', '.join(item.given)} its checks hand to your code"] if item.given else []) + (
+        [f"{', '.join(called)}, which your code here uses"] if called else [])
+    if not parts:
+        return []
+    return [f"Graded with the reference's {' and '.join(parts)}, in place of yours: a mistake in another "
+            "exercise costs points in that exercise only."]
+
+
 def _zero(item_ids, message: str, reason: str) -> dict:
     return {i: ItemResult(get_item(i), [Outcome("your code ran", False, message, reason=reason)]) for i in item_ids}
 
 
 def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
-                   isolate: bool = None, repaired: list = None) -> SubmissionResult:
+                   isolate: bool = None, repaired: list = None, files: dict = None) -> SubmissionResult:
     """Grade the code of one notebook (an nbformat node) on the given items (default: all autograded).
 
     reference: a backends.Reference; with it the hidden checks run too.
     repaired: the repairs nbgrader's sanitize step made (recorded_repairs), from a caller that runs after
     it; None for a notebook as submitted, whose grader metadata is then dropped as a forgery.
+    files: {relative path: bytes} handed in beside the notebook (attachments.beside): read-only in its
+    working folder in the sandbox, as in nbgrader's autograded folder.
     """
     item_ids = list(dict.fromkeys(item_ids or [i.id for i in AUTO_ITEMS]))
     if repaired is None:
@@ -87,7 +109,8 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
     repairs = list(repaired or []) + repair_structure(nb)
     cells = notebook_cells(nb)
     owner = {c.index: c.item for c in cells}
-    sandbox = Sandbox([c.plain() for c in cells], limits, isolate=isolate)
+    stand_in = getattr(reference, "components", "")
+    sandbox = Sandbox([c.plain() for c in cells], limits, isolate=isolate, components=stand_in, files=files)
     try:
         problems = [plain_problem(p) for p in sandbox.start()]
     except SandboxError as exc:
@@ -98,12 +121,15 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
     for p in problems:
         p["item"] = owner.get(p["cell"], "")
     try:
-        student = SandboxStudent(sandbox, limits.timeout, limits.notebook_seconds)
+        bind = {i: components(i) for i in item_ids} if stand_in else {}
+        student = SandboxStudent(sandbox, limits.timeout, limits.notebook_seconds, bind)
         items = run_checks(item_ids, student, reference, include_hidden=reference is not None)
     finally:
         sandbox.close()
     for item_id, result in items.items():  # caught while the notebook ran: every item; during checks: theirs
         result.review = list(dict.fromkeys(sandbox.flags + student.tampered.get(item_id, [])))
+        if item_id in bind:
+            result.notes = stand_in_note(item_id, [c.source for c in cells if c.item == item_id])
     notes = _first([f"repaired: {r.text}" for r in repairs], "repairs")
     notes += [f"cell {p['cell']} raised {p['type']}" for p in problems[:SHOWN]]
     timed_out = [i for i, failure in student.failures.items() if failure.reason == "timeout"]

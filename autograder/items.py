@@ -20,6 +20,8 @@ class Item:
     kind: str          # "auto": scored by the checks; "manual": read by an instructor
     names: tuple = ()  # top-level names the student's code must define for this item
     title: str = ""
+    given: tuple = ()  # other items' names whose objects the checks hand to this item's code (a scaler)
+    code: bool = True  # its names are code that other items' code may call (not an answer, as Q5_ANSWER)
 
     @property
     def solution_cell_id(self) -> str:
@@ -39,10 +41,10 @@ ITEMS = (
     Item("accumulate_gradients", 2, "auto", ("accumulate_gradients",),
          "Exercise 5: gradient accumulation"),
     Item("mixed_precision_train_step", 3, "auto", ("mixed_precision_train_step",),
-         "Exercise 6: one mixed-precision training step"),
+         "Exercise 6: one mixed-precision training step", given=("DynamicLossScaler",)),
     Item("token_accumulation", 2, "auto", ("accumulate_token_gradients",),
          "Exercise 7: token-level gradient accumulation"),
-    Item("q5_answer", 1, "auto", ("Q5_ANSWER",), "Practice question 5"),
+    Item("q5_answer", 1, "auto", ("Q5_ANSWER",), "Practice question 5", code=False),
     Item("practice_q1", 2, "manual", (), "Practice question 1: why not train entirely in fp16?"),
     Item("practice_q2", 2, "manual", (), "Practice question 2: why an fp32 master copy?"),
     Item("practice_q3", 2, "manual", (), "Practice question 3: what loss scaling does"),
@@ -61,6 +63,12 @@ def get_item(item_id: str) -> Item:
     except KeyError:
         valid = ", ".join(ITEMS_BY_ID)
         raise KeyError(f"unknown exercise id {item_id!r}; the ids are: {valid}") from None
+
+
+def components(item_id: str) -> tuple:
+    """The other items' code names: while `item_id` is graded, the reference's versions stand in for the
+    student's, so that a mistake in one exercise costs points in that exercise only."""
+    return tuple(name for item in AUTO_ITEMS if item.code and item.id != item_id for name in item.names)
 
 
 def item_of_cell(grade_id: str) -> str:

@@ -35,6 +35,7 @@ class ItemResult:
     item: Item
     outcomes: list = field(default_factory=list)
     review: list = field(default_factory=list)  # tamper flags: the item is not awarded automatically
+    notes: list = field(default_factory=list)   # what the feedback says of how it was graded (stand-ins)
 
     @property
     def passed(self) -> int:

@@ -1,4 +1,5 @@
 """One submission in the sandbox: start its child, load its code, answer the checks' probe requests."""
+import base64
 import hashlib
 import io
 import json
@@ -52,9 +53,15 @@ def _flags(message: dict) -> list:
 class Sandbox:
     """The sandboxed process holding one submission's code; restartable after a crash or timeout."""
 
-    def __init__(self, cells: list, limits: Limits = Limits(), isolate: bool = None):
-        """cells: [{"index", "label", "source", "solution"}], run in order by the child."""
+    def __init__(self, cells: list, limits: Limits = Limits(), isolate: bool = None, components: str = "",
+                 files: dict = None):
+        """cells: [{"index", "label", "source", "solution"}], run in order by the child.
+        components: the reference's code defining the contract names, which a request can bind in (`bind`).
+        files: {relative path: bytes} handed in beside the notebook (attachments.beside), put read-only in
+        the notebook's working folder, which is also on sys.path (as in a kernel started there)."""
         self.cells = cells
+        self.components = components
+        self.files = {name: base64.b64encode(data).decode() for name, data in (files or {}).items()}
         self.limits = limits
         self.isolate = have_bwrap() if isolate is None else isolate
         if not self.isolate:
@@ -112,7 +119,8 @@ class Sandbox:
         nonce, key = secrets.token_hex(16), secrets.token_bytes(32)
         self.channel.key = key  # the child's messages are signed with it (channel.Channel.authentic)
         notebook = {"cells": cells, "cell_seconds": self.limits.timeout, "nonce": nonce, "key": key.hex(),
-                    "probes": probes_file(self.isolate), "probes_sha256": PROBES_SHA256}
+                    "probes": probes_file(self.isolate), "probes_sha256": PROBES_SHA256,
+                    "components": self.components, "files": self.files}
         self._send(json.dumps(notebook).encode() + b"\n", deadline, doing)
         hello = self._guard(lambda: self.channel.hello(deadline, nonce), doing)
         self.flags = list(dict.fromkeys(self.flags + _flags(hello) + self._forgery()))
@@ -122,7 +130,7 @@ class Sandbox:
         return problems
 
     def request(self, probe: str, spec: dict, timeout: float, within: float = None,
-                measure_memory: bool = False) -> dict:
+                measure_memory: bool = False, bind: tuple = ()) -> dict:
         """Run one probe in the sandbox within `timeout`; return its plain-data answer, or raise SandboxError.
 
         If the last request ended the child, the notebook runs again first. `within`: seconds for that
@@ -131,7 +139,9 @@ class Sandbox:
         measure_memory: add {"memory": {"baseline", "peak", "after", "added"}} in bytes, read from the
         sandbox's memory cgroup by this process (so the code being measured cannot change it), where
         there is one. The child gives freed heap memory back to the system after every request, so the
-        baseline holds no cache that the call could reuse unseen."""
+        baseline holds no cache that the call could reuse unseen.
+        bind: contract names whose reference definitions (`components`) stand in for the notebook's while
+        the probe runs (worker.bind_components)."""
         within = self.limits.notebook_seconds + timeout if within is None else within
         self.reload_seconds = 0.0
         if self.channel is None:  # the last request ended the child: run the notebook again first
@@ -148,7 +158,7 @@ class Sandbox:
         doing = f"running {probe}"
         nonce = secrets.token_hex(16)
         header = json.dumps({"id": self.requests, "nonce": nonce, "probe": probe, "size": len(data),
-                             "cpu_seconds": int(timeout) + 1})
+                             "cpu_seconds": int(timeout) + 1, "bind": list(bind)})
         cgroup = self.zygote.cgroup if measure_memory and self.zygote is not None else None
         baseline = cgroup.reset_peak() if cgroup is not None else None
         watch = RiseWatch(cgroup, baseline) if baseline is not None else None

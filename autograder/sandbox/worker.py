@@ -23,6 +23,7 @@ weights_only=True and judges it.
 """
 import __future__
 import ast
+import base64
 import contextlib
 import ctypes
 import hashlib
@@ -36,6 +37,7 @@ import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 
 PR_SET_DUMPABLE = 4
@@ -271,7 +273,7 @@ def heap_trimmer():
         return lambda: None
 
 
-def child(fds, torch, guard, library_roots, internal_files):
+def child(fds, torch, guard, library_roots, internal_files, isolated=True):
     """One submission: load its cells, then answer probe requests until the grader closes the pipe.
 
     The grader's first line gives the cells, each cell's time, the probes' file and its SHA-256, a nonce
@@ -334,6 +336,10 @@ def child(fds, torch, guard, library_roots, internal_files):
         send({"ready": False, "nonce": nonce, "error": "the probes file does not match the grader's"})
         return
     probes_code = compile(probes_source, notebook["probes"], "exec")
+    put_files(notebook.pop("files", None) or {}, isolated)
+    # the reference's definitions of the contract names, bound in for the checks of items whose code calls
+    # or is handed another exercise's code (see bind_components)
+    components_code = compile(str(notebook.pop("components", "")), COMPONENTS_FILE, "exec")
 
     def fresh_probes(trusted=None) -> dict:
         """A new copy of the probes for each request, with the objects they hand out from a second copy."""
@@ -384,7 +390,16 @@ def child(fds, torch, guard, library_roots, internal_files):
             except (ValueError, OSError):
                 pass
         spec = load(io.BytesIO(data), weights_only=True)
-        answer = fresh_probes(trusted)["run"](namespace, request["probe"], spec)
+        probes = fresh_probes(trusted)
+        components = {"__name__": "lesson20_reference"}
+        bind = [str(name) for name in request.get("bind") or []]
+        if bind:
+            exec_(components_code, components)
+        restore = bind_components(namespace, components, bind)
+        try:
+            answer = probes["run"](namespace, request["probe"], spec)
+        finally:
+            restore()
         if not alive(zygote):  # the code killed the zygote: the sandbox is going down, and this probe did it
             os._exit(70)
         reply = {"id": request["id"], "nonce": str(request.get("nonce", "")), "flags": flags()}
@@ -398,6 +413,75 @@ def child(fds, torch, guard, library_roots, internal_files):
         with trusted:
             malloc_trim()
         send({**reply, "size": len(payload)}, payload)
+
+
+def put_files(files: dict, isolated: bool):
+    """The files handed in beside the notebook, read-only, in the notebook's working folder (the sandbox's
+    private /tmp; a new temporary folder when the sandbox is not isolated), which goes first on sys.path so
+    that `import helpers` finds helpers.py, as in a kernel started beside it. Nothing is compiled to .pyc."""
+    sys.dont_write_bytecode = True
+    if not files:
+        return
+    folder = os.getcwd() if isolated else tempfile.mkdtemp(prefix="lesson20-files-")
+    for name, encoded in files.items():
+        parts = str(name).split("/")
+        if any(part in ("", ".", "..") for part in parts):
+            continue
+        path = os.path.join(folder, *parts)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if os.path.lexists(path):
+            os.unlink(path)
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(encoded))
+        os.chmod(path, 0o444)
+    os.chdir(folder)
+    sys.path.insert(0, folder)
+
+
+COMPONENTS_FILE = "<the reference's code>"  # tracebacks skip its lines, as they skip the probes'
+
+
+def bind_components(namespace: dict, components: dict, names: list):
+    """Put the reference's `names` (from `components`) in the notebook's namespace for one request; return
+    the function that puts the notebook's own back.
+
+    The student's code looks these names up when it runs, so a step that calls model_grads_to_master_grads
+    calls the reference's. A class of the notebook whose base is one of them (DynamicLossScaler deriving
+    from the notebook's StaticLossScaler) derives from the reference's for the request: what it inherits is
+    graded in its own item. Only plain classes (metaclass `type`) are touched, through type's own
+    descriptors, so no code of the student's runs here.
+    """
+    missing = object()
+    saved = {name: namespace.get(name, missing) for name in names if name in components}
+    replaced = {id(old): components[name] for name, old in saved.items() if old is not missing}
+    bases = type.__dict__["__bases__"]
+    rebased = []
+    for value in list(namespace.values()):
+        if type(value) is not type or any(value is components.get(name) for name in saved):
+            continue
+        old = bases.__get__(value)
+        new = tuple(replaced.get(id(b), b) for b in old)
+        if any(a is not b for a, b in zip(new, old)):
+            try:
+                bases.__set__(value, new)
+                rebased.append((value, old))
+            except TypeError:  # a layout the reference's class cannot stand in for: leave it as it is
+                pass
+    for name in saved:
+        namespace[name] = components[name]
+
+    def restore():
+        for value, old in rebased:
+            try:
+                bases.__set__(value, old)
+            except TypeError:
+                pass
+        for name, old in saved.items():
+            if old is missing:
+                namespace.pop(name, None)
+            else:
+                namespace[name] = old
+    return restore
 
 
 # where a submission could leave something for the next one: the private /tmp (also the notebook's
@@ -486,8 +570,11 @@ def reap(isolated: bool, children: dict, keep=frozenset()):
             if pid == 0:
                 break
             status[pid] = os.waitstatus_to_exitcode(code)
-        if not isolated:
-            break
+        if not isolated:  # killed, or ended on its own: its pipes close before its exit status is there
+            if all(pid in status for pid in children):
+                break
+            time.sleep(0.005)
+            continue
         others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
         if not others:
             break
@@ -583,7 +670,7 @@ def zygote(probes_path: str, guard_path: str, lib: str):
                     sock.close()
                     if not isolated:
                         os.setpgid(0, 0)  # so that reap can kill it and what it starts, and nothing else
-                    child(fds, torch, guard, library_roots, internal_files)
+                    child(fds, torch, guard, library_roots, internal_files, isolated)
                 finally:
                     os._exit(0)
             children[pid] = True

@@ -44,7 +44,7 @@ class FakeSandbox:
         self.reload_seconds, self.clock, self.reload, self.answer_seconds = 0.0, clock, reload, answer_seconds
         self.asked = []
 
-    def request(self, probe, spec, timeout, within=None, measure_memory=False):
+    def request(self, probe, spec, timeout, within=None, measure_memory=False, bind=()):
         self.asked.append((timeout, within))
         self.reload_seconds = 0.0
         if self.channel is None:

@@ -148,3 +148,58 @@ def test_the_sandbox_transforms_magics_itself():
     from autograder.sandbox.worker import ipython_source
     assert ipython_source("%matplotlib inline\nx = 1").splitlines() == [
         "get_ipython().run_line_magic('matplotlib', 'inline')", "x = 1"]
+
+
+def test_files_beside_the_notebook_are_importable_and_read_only():
+    """A helper module and a data file handed in beside the notebook are in its working folder, read-only,
+    and `import helpers` finds the module, as in a kernel started in the submission's folder."""
+    cells = [{"index": 0, "label": "<cell 0>", "solution": True, "source": (
+        "import os, helpers\n"
+        "with open('data/letter.txt') as f:\n"
+        "    Q5_ANSWER = helpers.first(f.read())\n"
+        "try:\n"
+        "    open('helpers.py', 'w')\n"
+        "except OSError:\n"
+        "    Q5_ANSWER += '-read-only'\n")}]
+    files = {"helpers.py": b"def first(text):\n    return text[0]\n", "data/letter.txt": b"c is the one"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sandbox = Sandbox(cells, Limits(timeout=60), isolate=False, files=files)
+    try:
+        assert sandbox.start() == []
+        answer = sandbox.request("q5_answer", {}, timeout=30)
+        assert answer["answer"]["value"] == ("c-read-only" if os.geteuid() else "c")  # root ignores modes
+    finally:
+        sandbox.close()
+
+
+def test_a_request_can_bind_the_references_code_in_for_one_probe():
+    """With `bind`, the reference's StaticLossScaler stands in for the notebook's while the probe runs: the
+    notebook's DynamicLossScaler, which derives from it, then starts from the reference's __init__; without
+    `bind`, and after the bound request, the notebook's own base is back."""
+    cells = [{"index": 0, "label": "<cell 0>", "solution": True, "source": (
+        "class StaticLossScaler:\n"
+        "    def __init__(self, scale=1024.0):\n"
+        "        self.scale = 3.0  # wrong: ignores scale\n"
+        "class DynamicLossScaler(StaticLossScaler):\n"
+        "    def __init__(self, init_scale=2.0**16):\n"
+        "        super().__init__(init_scale)\n"
+        "    def update(self, found_inf):\n"
+        "        pass\n")}]
+    components = ("class StaticLossScaler:\n"
+                  "    def __init__(self, scale=1024.0):\n"
+                  "        self.scale = float(scale)\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sandbox = Sandbox(cells, Limits(timeout=60), isolate=False, components=components)
+
+    def first_scale(**kwargs):
+        answer = sandbox.request("scaler_updates", {"init": {"init_scale": 8.0}}, timeout=30, **kwargs)
+        return answer["scales"][0]["value"]
+    try:
+        assert sandbox.start() == []
+        assert first_scale() == 3.0
+        assert first_scale(bind=("StaticLossScaler",)) == 8.0
+        assert first_scale() == 3.0
+    finally:
+        sandbox.close()
