@@ -5,10 +5,30 @@ import html
 from .rubric import capped
 
 
+def verified(result) -> tuple:
+    """(points earned, points checked, points waiting) of the behaviours the checks that ran decide; the
+    waiting ones are checked only when the notebook is graded (hidden checks). The earned points are capped
+    at half the item's when a central behaviour fails, as the score is."""
+    judged = result.behaviours()
+    checked = [b for b in judged if b["earned"] is not None]
+    earned = sum(b["earned"] for b in checked)
+    if capped(judged):
+        earned = min(earned, result.item.points / 2)
+    return (earned, sum(b["points"] for b in checked), sum(b["points"] for b in judged if b["earned"] is None))
+
+
 def _summary(result) -> str:
-    total = len(result.outcomes)
-    return (f"{result.item.id}: {result.passed} of {total} checks pass, "
-            f"{result.score:g} of {result.item.points:g} points")
+    """The header: how many behaviours (the bullets below it) pass, and the points they earn; where some are
+    checked only when the notebook is graded, the points verified here and the points still waiting."""
+    judged = result.behaviours()
+    checked = [b for b in judged if b["earned"] is not None]
+    passing = sum(1 for b in checked if b["earned"])
+    if len(checked) == len(judged):
+        return (f"{result.item.id}: {passing} of {len(judged)} behaviours pass, "
+                f"{result.score:g} of {result.item.points:g} points")
+    earned, possible, waiting = verified(result)
+    return (f"{result.item.id}: {passing} of {len(checked)} behaviours checked here pass, {earned:g} of their "
+            f"{possible:g} points; {waiting:g} more points are {UNCHECKED}")
 
 
 NOT_IMPLEMENTED = ("Not implemented yet: your code (or code it uses from an earlier exercise) still raises "

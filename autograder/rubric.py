@@ -39,7 +39,7 @@ RUBRIC = {
         Behaviour("scale", "scale is a float attribute: 1024.0 by default, or the value given", 0.1,
                   ("test_default_scale",)),
         Behaviour("unscale_divides", "unscale_ divides every gradient by scale, in place", 0.3,
-                  ("test_unscale_divides_in_place",)),
+                  ("test_unscale_divides_in_place",), central=True),
         Behaviour("overflow", "unscale_ returns a Python bool: True when a gradient holds inf, -inf or NaN", 0.2,
                   ("test_unscale_reports_overflow",)),
         Behaviour("edge_cases", "unscale_ skips None gradients and reads a one-shot generator once", 0.1,
@@ -53,12 +53,14 @@ RUBRIC = {
                   "an overflow or a growth restarts the count", 0.7,
                   ("test_growth_after_growth_interval_clean_steps",)),
         Behaviour("defaults", "torch's defaults: init_scale 2^16, growth_interval 2000", 0.3, ("test_defaults",)),
-        Behaviour("inherits", "scale_loss and unscale_ work as in StaticLossScaler", 0.3,
+        Behaviour("inherits", "scale_loss and unscale_ work as in StaticLossScaler (when graded, what your class "
+                  "inherits is the reference's: your StaticLossScaler is graded in Exercise 2 only)", 0.3,
                   ("test_scale_loss_and_unscale_still_work",)),
     ),
     "master_weights": (
         Behaviour("fp32_leaves", "make_master_params returns a list of fp32 leaves with requires_grad=True, one per "
-                  "parameter in order, holding its values", 0.4, ("test_one_fp32_leaf_per_parameter",)),
+                  "parameter in order, holding its values, and leaves the model's parameters as they were", 0.4,
+                  ("test_one_fp32_leaf_per_parameter",), central=True),
         Behaviour("separate_copies", "Each master owns its memory, even when the model is already fp32", 0.4,
                   ("test_masters_share_no_memory", "test_masters_of_an_fp32_model_own_their_memory"), central=True),
         Behaviour("grads_to_fp32", "model_grads_to_master_grads sets each master's .grad to an fp32 copy of the "
@@ -84,7 +86,7 @@ RUBRIC = {
     ),
     "mixed_precision_train_step": (
         Behaviour("clean_step", "A clean step moves the fp32 masters by the optimizer's update of the whole-batch "
-                  "gradient, copies them into the fp16 model, and returns (loss, True)", 0.5,
+                  "gradient, copies them into the fp16 model, and returns (loss, True)", 0.4,
                   ("test_one_clean_step",)),
         Behaviour("masters_keep_updates", "The fp32 masters are the weights: updates too small for fp16 add up in "
                   "them, and they are never overwritten from the fp16 model", 0.3, (), central=True),
@@ -94,14 +96,17 @@ RUBRIC = {
                   "memory), each micro-batch weighted by its share; the parameters stay the same fp16 objects", 0.4,
                   ("test_micro_batches_are_respected",), central=True),
         Behaviour("overflow_skips", "On overflow nothing is updated (masters, model, optimizer state), the scale "
-                  "backs off and the step returns stepped=False", 0.5,
+                  "backs off and the step returns stepped=False", 0.4,
                   ("test_overflow_skips_the_step",), central=True),
         Behaviour("clip_after_unscale", "Clips the unscaled gradients' total norm, only when max_grad_norm is given",
                   0.2, ("test_clipping_uses_the_unscaled_norm",)),
         Behaviour("scale_update", "scaler.update(found_inf) once per call, so the scale grows after "
-                  "growth_interval clean calls", 0.3),
+                  "growth_interval clean calls", 0.2),
         Behaviour("stale_grads", "Gradients left over from before the call do not leak into the step", 0.2),
         Behaviour("integer_inputs", "Integer inputs (token ids) are not cast to fp16", 0.2),
+        Behaviour("any_run", "Runs of several calls drawn at random (fp16 or bf16 models, SGD with momentum, Adam, "
+                  "AdamW, frozen and unused parameters, uneven micro-batches, overflows between clean calls) "
+                  "match the reference after every call", 0.3),
     ),
     "token_accumulation": (
         Behaviour("token_weighting", "Weights each micro-batch by its share of the batch's counted tokens, so the "
@@ -118,8 +123,28 @@ RUBRIC = {
     ),
     "q5_answer": (
         Behaviour("a_letter", "Q5_ANSWER is one letter: a, b, c or d", 0.1, ("test_answer_is_a_letter",)),
-        Behaviour("right_letter", "Q5_ANSWER is the right letter", 0.9),
+        Behaviour("right_letter", "Q5_ANSWER is the right letter", 0.9, central=True),
     ),
+}
+
+
+# Why each item's central behaviours are its exercise's point (a central failure caps the item at half).
+WHY_CENTRAL = {
+    "underflow_fraction": "Counting what a cast flushes to zero is the measurement the whole exercise is about.",
+    "static_loss_scaler": "Loss scaling is multiplying the loss up before backward and dividing the gradients back "
+                          "down; a scaler that skips either half leaves the gradients wrong by the scale.",
+    "dynamic_loss_scaler": "Backing off on overflow is what makes the scale dynamic: without it one inf stops "
+                           "training for good.",
+    "master_weights": "The master copy exists to hold the weights in fp32, apart from the fp16 model, and to "
+                      "write them back into the same fp16 parameters; fp16 or aliased masters lose the small "
+                      "updates the copy is for.",
+    "accumulate_gradients": "Accumulation must give the whole batch's gradient while holding only one "
+                            "micro-batch's activations: either alone misses the point.",
+    "mixed_precision_train_step": "The step is the recipe of the paper: fp32 masters that keep every update, "
+                                  "loss scaling, micro-batches, and skipping the step on overflow.",
+    "token_accumulation": "Weighting by counted tokens is the exercise's point; doing it one micro-batch's graph "
+                          "at a time is why one accumulates.",
+    "q5_answer": "The right letter is the answer.",
 }
 
 

@@ -220,7 +220,7 @@ def test_feedback_for_every_student_without_the_hidden_checks(graded):
         row = graded["grades"]["students"][student]
         if row["status"] == "graded":  # nbgrader's feedback, with our report in each test cell
             for grade_id, entry in row["items"].items():
-                assert re.search(rf"{grade_id}: \d+ of \d+ checks pass, {entry['score']:g} of "
+                assert re.search(rf"{grade_id}: \d+ of \d+ behaviours pass, {entry['score']:g} of "
                                  rf"{entry['max_score']:g} points", text), (student, grade_id)
         else:
             assert "could not be graded" in text and EXPECTED[student][2] in text

@@ -71,6 +71,13 @@ def test_every_check_function_belongs_to_exactly_one_behaviour(item, hidden):
     assert set(mapped_map) == functions
 
 
+def test_every_item_says_why_its_central_behaviours_are_the_point():
+    assert set(rubric.WHY_CENTRAL) == set(rubric.RUBRIC)
+    for item, behaviours in rubric.RUBRIC.items():
+        assert any(b.central for b in behaviours), f"{item} has no central behaviour"
+        assert rubric.WHY_CENTRAL[item].strip(), item
+
+
 @pytest.mark.parametrize("item", [i.id for i in AUTO_ITEMS])
 def test_every_behaviour_has_a_check(item):
     hidden = HIDDEN_CHECKS.get(item, {})
@@ -119,12 +126,13 @@ def test_all_checks_passing_earns_every_point():
 
 
 def test_one_failing_case_costs_its_behaviour_and_nothing_else():
-    r = result("static_loss_scaler", "test_fp16_gradients")  # one hidden check of unscale_divides
+    r = result("static_loss_scaler", "test_large_finite_gradients_are_not_overflow")  # a hidden check of `overflow`
     judged = {b["id"]: b for b in r.behaviours()}
-    assert judged["unscale_divides"]["earned"] == 0 and judged["unscale_divides"]["failures"]
-    assert judged["unscale_divides"]["passed"] == judged["unscale_divides"]["total"] - 1
-    assert r.score == pytest.approx(1 - judged["unscale_divides"]["points"])
-    assert all(b["earned"] == b["points"] for b in judged.values() if b["id"] != "unscale_divides")
+    assert not judged["overflow"]["central"]
+    assert judged["overflow"]["earned"] == 0 and judged["overflow"]["failures"]
+    assert judged["overflow"]["passed"] == judged["overflow"]["total"] - 1
+    assert r.score == pytest.approx(1 - judged["overflow"]["points"])
+    assert all(b["earned"] == b["points"] for b in judged.values() if b["id"] != "overflow")
 
 
 def test_a_failing_central_behaviour_keeps_at_most_half():
@@ -172,7 +180,8 @@ def test_report_shows_each_behaviour_with_its_points_and_why_one_fails():
                                                                                     "test_fp16_gradients"},
                                                           message="divide by the scale"))
     text = item_text(r)
-    assert text.splitlines()[0] == f"static_loss_scaler: {r.passed} of {len(r.outcomes)} checks pass, 0.7 of 1 points"
+    # one behaviour of five fails, and it is central (unscale_ divides): 0.7 of the points, capped at half
+    assert text.splitlines()[0] == "static_loss_scaler: 4 of 5 behaviours pass, 0.5 of 1 points"
     for b in rubric.behaviours("static_loss_scaler"):
         assert b.text in text
     assert "✗ 0/0.3" in text and "✓ 0.3/0.3" in text
@@ -197,8 +206,19 @@ def test_report_keeps_one_line_for_code_not_written_yet():
 
 
 def test_report_in_the_notebook_says_which_behaviours_the_grader_checks():
-    text = item_text(result("mixed_precision_train_step", hidden=False))
+    r = result("mixed_precision_train_step", hidden=False)
+    text = item_text(r)
     assert "–/0.4" in text and "checked only when your notebook is graded" in text
+    # the header claims only the points verified here, and says how many wait for grading
+    judged = r.behaviours()
+    checked = [b for b in judged if b["earned"] is not None]
+    waiting = sum(b["points"] for b in judged if b["earned"] is None)
+    assert 0 < len(checked) < len(judged)
+    assert text.splitlines()[0] == (
+        f"mixed_precision_train_step: {len(checked)} of {len(checked)} behaviours checked here pass, "
+        f"{sum(b['points'] for b in checked):g} of their {sum(b['points'] for b in checked):g} points; "
+        f"{waiting:g} more points are checked only when your notebook is graded")
+    assert r.score == get_item("mixed_precision_train_step").points  # the score itself scales (rubric.score)
 
 
 # ---- the principle, on real submissions ----

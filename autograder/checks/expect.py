@@ -57,8 +57,13 @@ def shown(desc: dict) -> str:
         return f"a {desc.get('dtype')} tensor of shape {tuple(value.shape)}"
     if kind in ("float", "int", "bool", "str", "NoneType"):
         return bounded_repr(desc.get("value"))  # a string may be long: the message shows its start
-    if kind in ("tuple", "list"):
-        return f"a {kind} of length {desc.get('length')}"
+    if kind in ("tuple", "list"):  # what it holds, as far as the probe described it (nested ones by length)
+        items = desc.get("items") if isinstance(desc.get("items"), list) else []
+        length = desc.get("length")
+        if not items or any(i.get("type") in ("tuple", "list") for i in items if isinstance(i, dict)):
+            return f"a {kind} of length {length}"
+        inner = ", ".join(shown(i) for i in items[:4]) + (", ..." if not isinstance(length, int) or length > 4 else "")
+        return f"({inner}{',' if length == 1 else ''})" if kind == "tuple" else f"[{inner}]"
     return f"an object of type {kind}"
 
 
@@ -223,3 +228,12 @@ def computed_by(compute):
         yield
     finally:
         _compute = saved
+
+
+def moved_with_the_model(master: dict, after) -> bool:
+    """Whether a master shares memory with its parameter, as observed: the probe saw the storage overlap, or
+    the master's values changed when (only) the model's were changed."""
+    if master.get("shares_memory"):
+        return True
+    value = master.get("value")
+    return value is not None and (after is None or max_abs_diff(after, value) != 0)

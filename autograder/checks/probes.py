@@ -117,7 +117,7 @@ def describe_exception(exc: BaseException) -> dict:
     where = ""
     for filename, lineno, function in reversed(traceback_entries(exc.__traceback__)):
         name = filename.replace("\\", "/")
-        if "/torch/" in name or name.endswith(("probes.py", "guard.py", "worker.py")):
+        if "/torch/" in name or name.endswith(("probes.py", "guard.py", "worker.py", "'s code>")):
             continue
         where = f"line {lineno} in {function}(): {linecache.getline(filename, lineno).strip()}"
         break
@@ -233,6 +233,8 @@ def build_model(spec: dict, sizes: list = None) -> nn.Module:
         raise ValueError(f"unknown arch {spec['arch']!r}")
     if "frozen" in spec:  # a parameter with requires_grad=False never gets a .grad
         dict(model.named_parameters())[spec["frozen"]].requires_grad_(False)
+    if spec.get("unused"):  # a parameter the forward never uses: its .grad stays None (the first parameter)
+        model.register_parameter("unused", nn.Parameter(torch.linspace(-1, 1, 3)))
     return model.to(DTYPES[spec.get("dtype", "float32")])
 
 
@@ -321,16 +323,24 @@ def loss_scaler(ns, cls="StaticLossScaler", init=None, loss_weights=None, values
 
 
 @probe
-def scaler_updates(ns, init=None, found_infs=()):
-    """Construct a DynamicLossScaler and feed it a sequence of found_inf flags; report the scales."""
+def scaler_updates(ns, init=None, found_infs=(), beside=None):
+    """Construct a DynamicLossScaler and feed it a sequence of found_inf flags; report the scales.
+
+    beside: another sequence of flags for a second scaler, made with the same arguments before the first
+    and updated in turn with it; its scales are reported as "beside"."""
     Scaler = lookup(ns, "DynamicLossScaler")
     init = init or {}
+    other = call(f"DynamicLossScaler({_kwargs(init)})", Scaler, **init) if beside is not None else None
     scaler = call(f"DynamicLossScaler({_kwargs(init)})", Scaler, **init)
     scales = [describe(getattr(scaler, "scale", None))]
+    others = [describe(getattr(other, "scale", None))] if other is not None else []
     for step, found in enumerate(found_infs):
+        if other is not None and step < len(beside):
+            call(f"second_scaler.update({beside[step]}) at update {step + 1}", other.update, bool(beside[step]))
+            others.append(describe(getattr(other, "scale", None)))
         call(f"scaler.update({found}) at update {step + 1}", scaler.update, bool(found))
         scales.append(describe(getattr(scaler, "scale", None)))
-    return {"scales": scales}
+    return {"scales": scales, "beside": others}
 
 
 def _kwargs(kwargs: dict) -> str:
@@ -344,8 +354,16 @@ def make_master_params(ns, model):
     fn = lookup(ns, "make_master_params")
     net = prop("build_model")(model)
     params = list(net.parameters())
+    before = values_of(params)
+    grad_flags = [bool(attr(p, "requires_grad")) for p in params]
     masters = call("make_master_params(model)", fn, net)
-    out = {"type": type(masters).__name__}
+    after = list(net.parameters())
+    out = {"type": type(masters).__name__,
+           # the model as make_master_params left it: the same parameter objects, values, dtypes and flags
+           "model_kept": {"same_objects": len(after) == len(params) and all(a is p for a, p in zip(after, params)),
+                          "requires_grad": [bool(attr(p, "requires_grad")) for p in after] == grad_flags,
+                          "values": all(bool((v == w).all()) for v, w in zip(values_of(after), before))
+                          and all(dtype_name(a) == dtype_name(p) for a, p in zip(after, params))}}
     try:
         masters = list(masters)
     except Exception:
@@ -441,6 +459,8 @@ def make_optimizer(params, spec: dict):
         return torch.optim.SGD(params, lr=spec["lr"], momentum=spec.get("momentum", 0.0))
     if spec["name"] == "adam":
         return torch.optim.Adam(params, lr=spec["lr"])
+    if spec["name"] == "adamw":
+        return torch.optim.AdamW(params, lr=spec["lr"], weight_decay=spec.get("weight_decay", 0.01))
     raise ValueError(f"unknown optimizer {spec['name']!r}")
 
 

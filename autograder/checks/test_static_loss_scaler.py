@@ -13,6 +13,10 @@ def grads_with(values):
     return params, grads
 
 
+def shown_tensor(t) -> str:
+    return "nothing (None)" if t is None else str([round(v, 6) for v in t.double().flatten().tolist()[:4]])
+
+
 def test_default_scale(student):
     """StaticLossScaler() has scale 1024.0"""
     out = student.run("loss_scaler", cls="StaticLossScaler")
@@ -57,9 +61,23 @@ def test_unscale_skips_missing_grads(student):
     params, grads = grads_with([[64.0, 32.0], None, [16.0]])
     out = student.run("loss_scaler", cls="StaticLossScaler", init={"scale": 16.0}, values=params, grads=grads)
     assert out["grads"][1] is None, "unscale_ gave a gradient to a parameter that had none; leave it as None."
-    assert max_abs_diff(out["grads"][2], torch.tensor([1.0])) < 1e-9, (
-        "unscale_ stopped at a parameter whose .grad is None instead of skipping it: the parameter after "
-        "it was not unscaled. Hint: `if p.grad is None: continue`.")
+    first, after = out["grads"][0], out["grads"][2]
+    if max_abs_diff(after, torch.tensor([1.0])) < 1e-9:
+        return
+    # how the gradient after the None was treated, against how the first one was: the division itself is
+    # graded by its own check, so only a difference between the two is this check's concern
+    untouched = max_abs_diff(after, grads[2]) == 0 and max_abs_diff(first, grads[0]) != 0
+    assert not untouched, (
+        "unscale_ stopped at a parameter whose .grad is None instead of skipping it: the parameter after it "
+        "kept its scaled gradient [16.0] while the one before it changed. Hint: `if p.grad is None: continue`.")
+    ratio_first = first / grads[0] if first is not None and first.shape == grads[0].shape else None
+    ratio_after = after / grads[2] if after is not None and after.shape == grads[2].shape else None
+    same = (ratio_first is not None and ratio_after is not None and bool(torch.isfinite(ratio_first).all())
+            and torch.allclose(ratio_first, ratio_after.expand_as(ratio_first), rtol=1e-6))
+    assert same, (
+        f"unscale_ with scale 16 on gradients [[64, 32], None, [16]]: the first became {shown_tensor(first)}, "
+        f"the one after the None became {shown_tensor(after)}; a parameter without a .grad should change "
+        "nothing for the others. Hint: `if p.grad is None: continue`.")
 
 
 def test_unscale_reports_overflow(student):

@@ -103,7 +103,7 @@ def test_lab_reference_notebook(jupyter, open_notebook, page, instructor_noteboo
     expect(reports).to_have_count(len(AUTO_ITEMS))
     expect(page.locator(".lesson20-check-pass")).to_have_count(len(AUTO_ITEMS))
     for item in AUTO_ITEMS:
-        expect(reports.filter(has_text=re.compile(rf"^\W*{item.id}: (\d+) of \1 checks pass"))).to_have_count(1)
+        expect(reports.filter(has_text=re.compile(rf"^\W*{item.id}: (\d+) of \1 behaviours (checked here )?pass"))).to_have_count(1)
 
     # every cell that draws with `plots.` shows a decoded PNG
     nb = nbformat.read(instructor_notebook, as_version=4)

@@ -43,6 +43,21 @@ def test_random_sequences(student, init, found_infs):
                 "Hint: an overflow resets the count of clean steps; growth resets it too.")
 
 
+def test_two_scalers_keep_their_own_count(student):
+    """Two scalers side by side: each counts its own clean updates and keeps its own scale"""
+    init = {"init_scale": 32.0, "growth_interval": 3}
+    mine, theirs = [False, False, True, False, False, False, False], [False] * 7
+    got = student.run("scaler_updates", init=init, found_infs=mine, beside=theirs)
+    for name, flags, scales in (("the first", mine, got["scales"]), ("the second", theirs, got["beside"])):
+        want = torch_scales(**init, found_infs=flags)
+        values = [number(g) for g in scales]
+        assert values == want, (
+            f"two DynamicLossScaler(init_scale=32.0, growth_interval=3) updated in turn, one with "
+            f"{['inf' if f else 'ok' for f in mine]}, the other with only clean updates: {name} went through "
+            f"scales {values}, but on its own it goes through {want}. Each scaler must keep its own count and "
+            "scale: set them on self in __init__ (a class attribute, a default argument or a global is shared).")
+
+
 def test_overflow_resets_the_clean_count(student):
     """Clean, clean, overflow, clean, clean: no growth with growth_interval=3"""
     check_trace(student, {"init_scale": 64.0, "growth_interval": 3}, [False, False, True, False, False],

@@ -1,5 +1,6 @@
 """Hidden checks for Exercise 6: mixed_precision_train_step against the reference."""
 import math
+import random
 
 import pytest
 import torch
@@ -35,7 +36,10 @@ def pair(step):
     return number(r["items"][0]), number(r["items"][1])
 
 
-def assert_like_reference(got, want, start, what, hint="", tol=0.05):
+def assert_like_reference(got, want, start, what, hint="", tol=0.05, dtype=torch.float16):
+    """The student's run against the reference's, call by call. dtype: the model's; a loss computed in it
+    (rather than in fp32) is as close as its precision allows."""
+    loss_tol = 1e-2 if dtype == torch.bfloat16 else 1e-3
     for t, (g, w) in enumerate(zip(got["steps"], want["steps"])):
         call = f"{what}, call {t + 1} of {len(want['steps'])}" if len(want["steps"]) > 1 else what
         g_loss, g_stepped = pair(g)
@@ -46,10 +50,10 @@ def assert_like_reference(got, want, start, what, hint="", tol=0.05):
         err = relative_error(g["masters"], w["masters"], start)
         assert err <= tol, (f"{call}: the fp32 masters' update is {err:.1%} off the expected update "
                             f"(tolerance {tol:.0%}). {hint}")
-        assert math.isclose(g_loss, w_loss, rel_tol=1e-3, abs_tol=1e-9), (
+        assert math.isclose(g_loss, w_loss, rel_tol=loss_tol, abs_tol=1e-9), (
             f"{call}: returned loss {g_loss!r}, expected the whole-batch mean loss {w_loss:.6g}.")
         for i, (p, m) in enumerate(zip(g["model"], g["masters"])):
-            assert max_abs_diff(p, m, round_to=torch.float16) == 0, (
+            assert max_abs_diff(p, m, round_to=dtype) == 0, (
                 f"{call}: model parameter {i} is not its master rounded to fp16; copy the masters back after "
                 "every step that was taken.")
 
@@ -170,3 +174,73 @@ def test_one_micro_batch_graph_at_a_time(student):
     memory.assert_one_graph_at_a_time(
         got, f"mixed_precision_train_step(fp16 model, batch of {memory.BATCH}, micro_batch_size={memory.MICRO})",
         memory.activation_bytes(dtype_bytes=2), memory.BATCH // memory.MICRO)
+
+
+# ---- scenarios: every dimension the contract names, drawn at random, the whole state compared after every call ----
+
+def scenario(seed: int) -> dict:
+    """A seeded run of 3 to 5 calls: model dtype (fp16, bf16), float features or token ids, an optimizer with
+    state, an uneven or oversized micro-batch, frozen and unused parameters, stale gradients, clipping, and a
+    scale that overflows at some call (growth_factor huge, backoff its inverse) and then steps cleanly again."""
+    rng = random.Random(seed)
+    dtype = rng.choice(["float16", "bfloat16"])
+    if rng.random() < 0.35:
+        model = {"arch": "embed", "vocab": 16, "dim": 6, "classes": 3, "seed": 100 + seed, "dtype": dtype}
+        frozen = "head.bias"
+    else:
+        model = {"arch": "mlp", "sizes": [5, rng.choice([4, 7]), 3], "seed": 100 + seed, "dtype": dtype,
+                 "act": rng.choice(["relu", "tanh"])}
+        frozen = "0.bias"
+    if rng.random() < 0.3:
+        model["frozen"] = frozen
+    if rng.random() < 0.3:
+        model["unused"] = True
+    optimizer = rng.choice([{"name": "sgd", "lr": 0.05, "momentum": 0.9}, {"name": "adam", "lr": 1e-2},
+                            {"name": "adamw", "lr": 1e-2, "weight_decay": 0.1}])
+    n = rng.randint(5, 13)
+    micro = rng.choice([1, 2, 3, 4, n - 1, n, n + 3])
+    # clean at 2^8; after growth_interval clean calls the scale jumps past what the gradients can hold
+    # (fp16's 65504, or fp32's range for bf16), overflows, backs off to 2^8 and steps cleanly again
+    jump = 2.0 ** (24 if dtype == "float16" else 140)
+    scaler = {"init_scale": 2.0 ** 8, "growth_interval": rng.choice([1, 2]), "growth_factor": jump,
+              "backoff_factor": 1 / jump}
+    return dict(model=model, masters=fp32_masters(model), batches=batches(model, n, rng.randint(3, 5), 200 + seed),
+                loss="cross_entropy", micro_batch_size=micro, optimizer=optimizer, scaler=scaler,
+                max_grad_norm=rng.choice([None, None, 0.5]), stale_grads=rng.random() < 0.5)
+
+
+def describe_scenario(spec: dict) -> str:
+    model, opt = spec["model"], spec["optimizer"]
+    parts = [f"{model['dtype']} {'embedding model fed token ids' if model['arch'] == 'embed' else 'MLP'}",
+             ", ".join(f"{k}={v}" for k, v in opt.items()),
+             f"{len(spec['batches'])} calls on batches of {len(spec['batches'][0][0])}",
+             f"micro_batch_size={spec['micro_batch_size']}",
+             f"scale 2^8 overflowing after {spec['scaler']['growth_interval']} clean call(s), then clean again"]
+    if "frozen" in model:
+        parts.append(f"{model['frozen']} frozen")
+    if model.get("unused"):
+        parts.append("a parameter the forward never uses")
+    if spec["stale_grads"]:
+        parts.append("stale .grad before each call")
+    if spec["max_grad_norm"] is not None:
+        parts.append(f"max_grad_norm={spec['max_grad_norm']}")
+    return "; ".join(parts)
+
+
+@pytest.mark.parametrize("seed", range(8), ids=[f"scenario {i}" for i in range(8)])
+def test_random_scenarios(student, reference, seed):
+    """Random runs with overflows between clean calls: the reference's state after every call"""
+    spec = scenario(seed)
+    got, want = student.run("mixed_precision_train_step", **spec), reference.run("mixed_precision_train_step", **spec)
+    what = f"mixed_precision_train_step ({describe_scenario(spec)})"
+    assert_like_reference(got, want, spec["masters"], what,
+                          "Hint: zero the model's gradients at the start of every call, skip everything but "
+                          "scaler.update on overflow, and copy the masters back only after a step.",
+                          dtype=getattr(torch, spec["model"]["dtype"]))
+    for t, (g, w) in enumerate(zip(got["steps"], want["steps"])):
+        assert number(g["scale"]) == number(w["scale"]), (
+            f"{what}, call {t + 1}: the scale after the call is {shown(g['scale'])}, expected "
+            f"{number(w['scale']):g}: call scaler.update(found_inf) once per call.")
+        assert [sorted(st) for st in g["state"]] == [sorted(st) for st in w["state"]], (
+            f"{what}, call {t + 1}: the optimizer's state differs from the reference's (which parameters have "
+            "state): step the optimizer only on a clean call, on the masters.")
