@@ -20,7 +20,7 @@ import sys
 import textwrap
 import time
 
-from . import (Append, CopyCell, DropCellIds, ExecutionCounts, LineEndings, MoveCell, NewCell, Outputs, Replace,
+from . import (CopyCell, DropCellIds, ExecutionCounts, LineEndings, MoveCell, NewCell, Outputs, Replace,
                TabIndent, Variant, full_marks, make_variant_submission)
 
 JOBS = 2
