@@ -1,7 +1,8 @@
 """Grade the whole corpus of submissions (tests/submissions) and hold each to what its kind promises.
 
 The reference scores full marks and the untouched student notebook 0; every buggy variant loses
-points on the item it breaks, and only there or where its broken code is called; every correct
+points on the item it breaks, and only there (each item is graded with the reference's code standing in
+for the other exercises' code); every correct
 alternative keeps full marks; every hostile one is contained: no more than its honest code earns,
 no file written outside, no connection made, no process or cgroup left, in bounded time.
 

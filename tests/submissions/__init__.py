@@ -154,7 +154,9 @@ class Variant:
     kind: str                    # reference, stub, buggy, alternative, hostile, realistic
     edits: tuple = ()
     item: str = ""               # buggy: the item it breaks; hostile: the item it attacks
-    also: tuple = ()             # buggy: items whose code calls the broken code (may lose points too)
+    also: tuple = ()             # buggy: items whose code calls the broken code: they may lose points when
+    #                              graded in process with the student's own code (the self-check, tests/test_rubric.py);
+    #                              the grader gives them the reference's code instead, and they keep every point
     doc: str = ""
     # hostile only: exact scores expected per item (items not named: `rest`), and the status
     expect: dict = field(default_factory=dict)  # item -> score, or "less" (below full marks)
@@ -424,9 +426,9 @@ def judge(name: str, status: str, scores: dict, twin_scores: dict = None, review
         elif variant.kind == "buggy":
             if item == variant.item and got >= points:
                 problems.append(f"{item}: full marks for a submission that breaks it ({variant.doc})")
-            elif item not in variant.may_lose and got != points:
-                problems.append(f"{item}: {got:g} of {points:g}, but only {sorted(variant.may_lose)} call the "
-                                "broken code")
+            elif item != variant.item and got != points:  # graded alone: the reference stands in for it elsewhere
+                problems.append(f"{item}: {got:g} of {points:g}, but the mistake is in {variant.item} only (each "
+                                "item is graded with the reference's code standing in for the other exercises')")
         elif variant.kind == "hostile":
             twin = (twin_scores or {}).get(item)
             want = variant.expect.get(item)
