@@ -1,5 +1,6 @@
 """Hidden checks for Exercise 5: accumulate_gradients against a float64 full batch and the reference."""
 import math
+import random
 
 import pytest
 import torch
@@ -93,3 +94,50 @@ def test_one_micro_batch_graph_at_a_time(student):
     memory.assert_one_graph_at_a_time(
         got, f"accumulate_gradients(batch of {memory.BATCH}, micro_batch_size={memory.MICRO})",
         memory.activation_bytes(), memory.BATCH // memory.MICRO)
+
+
+# ---- scenarios: the contract's dimensions drawn at random, against one float64 backward over the whole batch ----
+
+def scenario(seed: int) -> dict:
+    """A seeded call: an MLP (ReLU or tanh, cross-entropy or MSE) or an embedding model fed token ids, a batch
+    of 1 to 15, a micro-batch of 1, uneven, equal to or larger than the batch, and one of: a frozen parameter,
+    one the forward never uses, stale gradients (only where every parameter gets a gradient: a leftover .grad
+    zeroed rather than set to None is also right), or none of these."""
+    rng = random.Random(seed)
+    n = rng.randint(1, 15)
+    if rng.random() < 0.3:
+        model = {"arch": "embed", "vocab": 11, "dim": 4, "classes": 3, "seed": 300 + seed, "dtype": "float64"}
+        loss, frozen = "cross_entropy", "head.bias"
+        inputs, targets = token_batch(n, rng.randint(1, 5), model["vocab"], model["classes"], 400 + seed)
+    else:
+        sizes = [rng.randint(2, 6), rng.randint(3, 9), rng.randint(2, 4)]
+        model = {"arch": "mlp", "sizes": sizes, "seed": 300 + seed, "dtype": "float64",
+                 "act": rng.choice(["relu", "tanh"])}
+        loss, frozen = rng.choice(["cross_entropy", "mse"]), "0.bias"
+        make = classification_batch if loss == "cross_entropy" else regression_batch
+        inputs, targets = make(n, sizes[0], sizes[-1], 400 + seed, dtype=torch.float64)
+    extra = rng.choice(["frozen", "unused", "stale", "none"])
+    if extra == "frozen":
+        model["frozen"] = frozen
+    if extra == "unused":
+        model["unused"] = True
+    micro = rng.choice([1, 2, 3, max(1, n - 1), n, n + 2])
+    return dict(model=model, inputs=inputs, targets=targets, loss=loss, micro_batch_size=micro,
+                stale_grads=extra == "stale")
+
+
+@pytest.mark.parametrize("seed", range(8), ids=[f"scenario {i}" for i in range(8)])
+def test_random_scenarios(student, seed):
+    """Random models, losses, splits, frozen and unused parameters: one float64 backward's gradients"""
+    spec = scenario(seed)
+    got = student.run("accumulate_gradients", **spec)
+    want, _ = full_batch_grads(spec["model"], spec["loss"], spec["inputs"], spec["targets"])
+    diff, where = tensor_list_diff(got["grads"], want, got["names"])
+    model = spec["model"]
+    what = (f"accumulate_gradients({'embedding model fed token ids' if model['arch'] == 'embed' else 'MLP'}, "
+            f"{spec['loss']}, batch of {len(spec['inputs'])}, micro_batch_size={spec['micro_batch_size']}"
+            + (f", {model['frozen']} frozen" if "frozen" in model else "")
+            + (", a parameter the forward never uses" if model.get("unused") else "")
+            + (", stale .grad before the call" if spec["stale_grads"] else "") + ")")
+    assert diff < 1e-9, (f"{what}: grads differ from one full-batch backward by {diff:.2g} in {where}. A parameter "
+                         "that gets no gradient keeps .grad None; each micro-batch's loss is weighted by its share.")

@@ -1,4 +1,6 @@
 """Hidden checks for Exercise 4: master weights against the reference."""
+import random
+
 import pytest
 import torch
 
@@ -104,3 +106,83 @@ def test_copy_back_matches_reference(student, reference, model, as_generator):
         f"After master_params_to_model_params with a {model['dtype']} model, changing the model changed the "
         f"masters too ({where}): the model now shares memory with them. Copy the values in place, "
         "p.copy_(master) under torch.no_grad(), rather than pointing p.data at the master.")
+
+
+# ---- scenarios: models drawn at random (dtype, layers, frozen and unused parameters, list or generator) ----
+
+def scenario(seed: int) -> dict:
+    rng = random.Random(seed)
+    dtype = rng.choice(["float16", "bfloat16", "float32"])
+    arch = rng.choice(["mlp", "embed", "lm"])
+    if arch == "mlp":
+        model = {"arch": "mlp", "sizes": [rng.randint(2, 6) for _ in range(rng.randint(2, 4))], "bias": rng.random() < 0.8}
+        frozen = "0.weight"
+    elif arch == "embed":
+        model, frozen = {"arch": "embed", "vocab": 9, "dim": 4, "classes": 3}, "embed.weight"
+    else:
+        model, frozen = {"arch": "lm", "vocab": 7, "dim": 3}, "head.bias"
+    model.update(seed=700 + seed, dtype=dtype)
+    extra = rng.choice(["frozen", "unused", "none"])
+    if extra == "frozen":
+        model["frozen"] = frozen
+    if extra == "unused":
+        model["unused"] = True
+    return {"model": model, "as_generator": rng.random() < 0.5, "none_at": rng.randrange(8)}
+
+
+def named(spec: dict) -> str:
+    m = spec["model"]
+    return (f"a {m['dtype']} {m['arch']} model" + (f" with {m['frozen']} frozen" if "frozen" in m else "")
+            + (" with a parameter the forward never uses" if m.get("unused") else ""))
+
+
+@pytest.mark.parametrize("seed", range(6), ids=[f"scenario {i}" for i in range(6)])
+def test_random_models_masters(student, reference, seed):
+    """Random models: make_master_params gives what the reference gives, and leaves the model alone"""
+    spec = scenario(seed)
+    got = student.run("make_master_params", model=spec["model"])
+    want = reference.run("make_master_params", model=spec["model"])
+    assert got["length"] == want["length"], (
+        f"make_master_params({named(spec)}) returned {got['length']} masters for {want['length']} parameters.")
+    for i, (g, w) in enumerate(zip(got["masters"], want["masters"])):
+        ok = (g.get("type") == "Tensor" and g["dtype"] == "float32" and g["is_leaf"] and g["requires_grad"]
+              and max_abs_diff(g["value"], w["value"]) == 0)
+        assert ok, (f"make_master_params({named(spec)}): master {i} should be an fp32 leaf with requires_grad=True "
+                    f"holding parameter {i}'s values; got {({k: v for k, v in g.items() if k != 'value'})}.")
+    assert all(got["model_kept"].values()), (
+        f"make_master_params({named(spec)}) changed the model ({[k for k, v in got['model_kept'].items() if not v]}).")
+
+
+@pytest.mark.parametrize("seed", range(6), ids=[f"scenario {i}" for i in range(6)])
+def test_random_models_grads(student, reference, seed):
+    """Random models: model_grads_to_master_grads gives what the reference gives"""
+    spec = scenario(seed)
+    masters = fp32_masters(spec["model"])
+    grads = grads_for(spec["model"], 800 + seed, none_at=(spec["none_at"] % len(masters),))
+    stale = [torch.full_like(m, 9.0) for m in masters]
+    call = dict(model=spec["model"], grads=grads, masters=masters, master_grads=stale, as_generator=spec["as_generator"])
+    got = student.run("model_grads_to_master_grads", **call)
+    want = reference.run("model_grads_to_master_grads", **call)
+    diff, where = tensor_list_diff(got["master_grads"], want["master_grads"])
+    assert diff == 0 and all(d in (None, "float32") for d in got["master_grad_dtypes"]), (
+        f"model_grads_to_master_grads({named(spec)}, {'a generator' if spec['as_generator'] else 'a list'}): "
+        f"{where or 'the master grads'} differ from fp32 copies of the model's grads (None where it is None); "
+        f"dtypes {got['master_grad_dtypes']}.")
+
+
+@pytest.mark.parametrize("seed", range(6), ids=[f"scenario {i}" for i in range(6)])
+def test_random_models_copy_back(student, reference, seed):
+    """Random models: master_params_to_model_params gives what the reference gives"""
+    spec = scenario(seed)
+    g = torch.Generator().manual_seed(900 + seed)
+    masters = [m + torch.randn(m.shape, generator=g) * 1e-2 for m in fp32_masters(spec["model"])]
+    call = dict(model=spec["model"], masters=masters, as_generator=spec["as_generator"])
+    got = student.run("master_params_to_model_params", **call)
+    want = reference.run("master_params_to_model_params", **call)
+    diff, where = tensor_list_diff(got["values"], want["values"])
+    kept = all(got["same_objects"]) and all(got["dtypes_kept"]) and got["leaves"] == want["leaves"]
+    assert diff == 0 and kept, (
+        f"master_params_to_model_params({named(spec)}, {'a generator' if spec['as_generator'] else 'a list'}): "
+        + (f"{where} is not its master rounded to the model's dtype (off by {diff:.3g})." if diff else
+           "the parameters should stay the same objects, in their dtype, leaves that require grad (frozen ones "
+           "as they were): copy in place under torch.no_grad()."))

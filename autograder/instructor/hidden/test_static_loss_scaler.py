@@ -1,4 +1,6 @@
 """Hidden checks for Exercise 2: StaticLossScaler against the reference."""
+import random
+
 import pytest
 import torch
 
@@ -95,3 +97,52 @@ def test_custom_scale(student):
     """StaticLossScaler(scale=8.0).scale is 8.0"""
     got = student.run("loss_scaler", cls="StaticLossScaler", init={"scale": 8.0})
     assert got["scale"]["value"] == 8.0, f"StaticLossScaler(scale=8.0).scale is {shown(got['scale'])}, not 8.0."
+
+
+# ---- scenarios: gradients drawn at random (dtype, None, inf and NaN anywhere, list or generator) ----
+
+def scenario(seed: int) -> dict:
+    """A seeded unscale_: 1 to 6 parameters of fp32, fp16 or bf16, any of them without a .grad, an inf or NaN
+    anywhere (or nowhere), a scale that is or is not a power of two, the params as a list or a generator."""
+    rng = random.Random(seed)
+    g = torch.Generator().manual_seed(600 + seed)
+    dtype = rng.choice(["float32", "float16", "bfloat16"])
+    scale = rng.choice([2.0**rng.randint(1, 14), round(rng.uniform(1.5, 900.0), 3)])
+    grads = []
+    for _ in range(rng.randint(1, 6)):
+        if rng.random() < 0.2:
+            grads.append(None)
+            continue
+        grad = torch.randn(rng.randint(1, 4), generator=g) * scale
+        if rng.random() < 0.35:
+            grad[rng.randrange(len(grad))] = rng.choice([INF, -INF, NAN])
+        grads.append(grad)
+    return dict(grads=grads, scale=scale, dtype=dtype, as_generator=rng.random() < 0.5, seed=seed)
+
+
+def describe_scenario(spec: dict) -> str:
+    shown_grads = ["None" if g is None else f"[{', '.join(f'{v:.3g}' for v in g.tolist())}]" for g in spec["grads"]]
+    return (f"unscale_({'a generator' if spec['as_generator'] else 'a list'} of {spec['dtype']} params with grads "
+            f"{', '.join(shown_grads)}) with scale {spec['scale']:g}")
+
+
+@pytest.mark.parametrize("seed", range(8), ids=[f"scenario {i}" for i in range(8)])
+def test_random_scenarios_divide(student, reference, seed):
+    """Random gradients: every one divided by the scale, in place, as the reference does"""
+    spec = scenario(seed)
+    got, want = run_both(student, reference, **spec)
+    diff, where = tensor_list_diff(got["grads"], want["grads"])
+    # multiplying by 1 / scale, as torch's GradScaler does, is dividing too: it may differ in the last bit
+    finite = [w[torch.isfinite(w)].abs().max() for w in want["grads"] if w is not None and torch.isfinite(w).any()]
+    bound = 2 * torch.finfo(getattr(torch, spec["dtype"])).eps * max([1.0] + [float(v) for v in finite])
+    assert diff <= bound, (f"{describe_scenario(spec)}: {where or 'the result'} differs from grad / scale "
+                           f"(by {diff:.3g}).")
+
+
+@pytest.mark.parametrize("seed", range(8), ids=[f"scenario {i}" for i in range(8)])
+def test_random_scenarios_report(student, reference, seed):
+    """Random gradients: unscale_ returns True exactly when one holds inf or NaN, as a Python bool"""
+    spec = scenario(seed)
+    got, want = run_both(student, reference, **spec)
+    assert got["found_inf"]["type"] == "bool" and got["found_inf"]["value"] is want["found_inf"]["value"], (
+        f"{describe_scenario(spec)} returned {shown(got['found_inf'])}; expected {want['found_inf']['value']}.")

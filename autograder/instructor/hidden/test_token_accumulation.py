@@ -1,5 +1,6 @@
 """Hidden checks for Exercise 7: accumulate_token_gradients against a float64 full batch and the reference."""
 import math
+import random
 
 import pytest
 import torch
@@ -101,3 +102,39 @@ def test_one_micro_batch_graph_at_a_time(student):
         got, f"accumulate_token_gradients({memory.SEQUENCES} sequences of {memory.LENGTH} tokens, "
              f"micro_batch_size={memory.MICRO_SEQUENCES})",
         memory.lm_activation_bytes(), memory.SEQUENCES // memory.MICRO_SEQUENCES)
+
+
+# ---- scenarios: lengths, splits and ignore_index drawn at random, against one float64 backward ----
+
+def scenario(seed: int) -> dict:
+    """A seeded call: 1 to 8 sequences of 1 to 14 tokens, a masked prompt of 0 to 3 targets, ignore_index
+    outside the vocabulary (-100, -1) or inside it (0, with padding 1; or a token id), any micro-batch size,
+    stale gradients or none; at least one target is counted."""
+    rng = random.Random(seed)
+    while True:
+        lengths = [rng.randint(1, 14) for _ in range(rng.randint(1, 8))]
+        masked = rng.choice([0, 0, 1, 3])
+        if any(length > masked for length in lengths):
+            break
+    ignore_index = rng.choice([-100, -1, 0, rng.randint(2, LM64["vocab"] - 1)])
+    inputs, targets = batch(lengths, ignore_index, masked, seed=500 + seed)
+    micro = rng.choice([1, 2, 3, len(lengths), len(lengths) + 2])
+    return dict(model=LM64, inputs=inputs, targets=targets, micro_batch_size=micro, ignore_index=ignore_index,
+                stale_grads=rng.random() < 0.5)
+
+
+@pytest.mark.parametrize("seed", range(8), ids=[f"scenario {i}" for i in range(8)])
+def test_random_scenarios(student, seed):
+    """Random lengths, prompts, splits and ignore_index values: one float64 backward over the counted tokens"""
+    spec = scenario(seed)
+    got = student.run("token_accumulation", **spec)
+    assert got["raised"] is None, (f"{got['call']} raised {got['raised']['type']}: {got['raised']['message']}; "
+                                   "the batch has counted tokens, so it should not raise.")
+    want, _ = full_batch_token_grads(LM64, spec["inputs"], spec["targets"], spec["ignore_index"])
+    diff, where = tensor_list_diff(got["grads"], want, got["names"])
+    counts = [int(n) for n in (spec["targets"] != spec["ignore_index"]).sum(dim=1)]
+    assert diff < 1e-9, (
+        f"{got['call']}, counted tokens per sequence {counts}"
+        + (", stale .grad before the call" if spec["stale_grads"] else "")
+        + f": grads differ from one full-batch backward by {diff:.2g} in {where}. Weight each micro-batch by its "
+        f"counted tokens / the batch's, and count only targets that are not ignore_index={spec['ignore_index']}.")
