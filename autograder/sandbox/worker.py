@@ -394,7 +394,10 @@ def child(fds, torch, guard, library_roots, internal_files, isolated=True):
         components = {"__name__": "lesson20_reference"}
         bind = [str(name) for name in request.get("bind") or []]
         if bind:
-            exec_(components_code, components)
+            try:
+                exec_(components_code, components)
+            except BaseException:  # the notebook broke what the reference imports: its own code is used
+                bind = []
         restore = bind_components(namespace, components, bind)
         try:
             answer = probes["run"](namespace, request["probe"], spec)
