@@ -105,7 +105,7 @@ RUBRIC = {
         Behaviour("stale_grads", "Gradients left over from before the call do not leak into the step", 0.2),
         Behaviour("integer_inputs", "Integer inputs (token ids) are not cast to fp16", 0.2),
         Behaviour("any_run", "Runs of several calls drawn at random (fp16 or bf16 models, SGD with momentum, Adam, "
-                  "AdamW, frozen and unused parameters, uneven micro-batches, overflows between clean calls) "
+                  "AdamW, frozen and unused parameters, uneven micro-batches, fp16 overflows between clean calls) "
                   "match the reference after every call", 0.3),
     ),
     "token_accumulation": (

@@ -242,19 +242,42 @@ EXTRA = {  # mistakes the issue names that the corpus lacks
                 return [p.detach().requires_grad_(True) for p in model.parameters()]
             '''),), item="master_weights", also=("mixed_precision_train_step",),
         doc="masters that are the fp16 parameters' own storage, not fp32 copies"),
+    "master_fp16_copies": Variant(
+        "master_fp16_copies", "buggy", (Replace("master_weights", "make_master_params", '''
+            def make_master_params(model):
+                return [p.detach().clone().requires_grad_(True) for p in model.parameters()]
+            '''),), item="master_weights", also=("mixed_precision_train_step",),
+        doc="masters that are copies in the model's own dtype (fp16), not fp32"),
+    "step_masters_from_model": Variant(
+        "step_masters_from_model", "buggy", (Replace(
+            "mixed_precision_train_step", "mixed_precision_train_step",
+            STEP_TEMPLATE.format(**{**STEP_PARTS, "zero": "model.zero_grad(set_to_none=True)\n"
+                                    "    with torch.no_grad():\n"
+                                    "        for m, p in zip(master_params, model_params):\n"
+                                    "            m.copy_(p)"})),),
+        item="mixed_precision_train_step", doc="copies the fp16 model into the masters at the start of each step"),
 }
 
-CENTRAL_MISSES = {  # variant: the exercise's central behaviour it misses
-    "static_scale_loss_divides": "the loss is not multiplied by the scale",
-    "static_scale_loss_detached": "the scaled loss is cut from the graph",
-    "step_no_loss_scaling": "the step never multiplies the loss by the scale",
-    "accumulate_full_batch_forward": "accumulation that does not micro-batch",
-    "step_ignores_micro_batch_size": "the step does not micro-batch",
-    "step_steps_on_overflow": "the step updates on overflow",
-    "master_float_aliases": "the masters are not separate fp32 copies",
-    "master_is_the_parameter": "the masters are not separate fp32 copies",
-    "master_copy_back_rebinds": "the model is never updated from the masters",
-    "step_no_copy_back": "the model is never updated from the masters",
+CENTRAL_MISSES = {  # variant: (the central behaviour it misses, how)
+    "underflow_threshold": ("counts_flushed_nonzero", "compares with a threshold instead of casting"),
+    "static_scale_loss_divides": ("scale_loss", "the loss is not multiplied by the scale"),
+    "static_scale_loss_detached": ("scale_loss", "the scaled loss is cut from the graph"),
+    "static_multiplies_grads": ("unscale_divides", "unscale_ multiplies instead of dividing"),
+    "dynamic_backoff_divides": ("backoff", "an overflow grows the scale"),
+    "master_fp16_copies": ("fp32_leaves", "the masters are not fp32"),
+    "master_float_aliases": ("separate_copies", "the masters are not separate fp32 copies"),
+    "master_is_the_parameter": ("separate_copies", "the masters are not separate fp32 copies"),
+    "master_copy_back_rebinds": ("copy_back", "the model is never updated from the masters"),
+    "accumulate_divides_by_count": ("full_batch_gradient", "1/k instead of each micro-batch's share"),
+    "accumulate_full_batch_forward": ("micro_batches", "accumulation that does not micro-batch"),
+    "step_masters_from_model": ("masters_keep_updates", "the masters are rebuilt from the fp16 model"),
+    "step_no_loss_scaling": ("loss_scaling", "the step never multiplies the loss by the scale"),
+    "step_ignores_micro_batch_size": ("micro_batches", "the step does not micro-batch"),
+    "step_steps_on_overflow": ("overflow_skips", "the step updates on overflow"),
+    "step_no_copy_back": ("masters_keep_updates", "the fp16 model never gets the masters' values"),
+    "token_weighted_by_examples": ("token_weighting", "weighted by sequences, not tokens"),
+    "token_keeps_stale_grads": ("micro_batches", "gradients from before the call are kept"),
+    "q5_wrong_letter": ("right_letter", "the wrong letter"),
 }
 # Changes torch's process-wide default dtype: only the sandbox keeps that from the checks (test_submissions).
 IN_PROCESS_EXCLUDED = {"alt_changes_torch_defaults"}
@@ -302,11 +325,19 @@ def grade():
     return scores
 
 
+def test_every_central_behaviour_has_a_mistake_that_misses_it():
+    covered = {(variant(name).item, behaviour) for name, (behaviour, _) in CENTRAL_MISSES.items()}
+    central = {(item, b.id) for item, behaviours in rubric.RUBRIC.items() for b in behaviours if b.central}
+    assert central <= covered, f"central behaviours no corpus mistake misses: {sorted(central - covered)}"
+    assert covered <= central, f"CENTRAL_MISSES names behaviours that are not central: {sorted(covered - central)}"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(CENTRAL_MISSES))
 def test_missing_the_central_behaviour_keeps_at_most_half(grade, name):
     item = get_item(variant(name).item)
-    assert grade(name)[item.id] <= item.points / 2, f"{name} ({CENTRAL_MISSES[name]})"
+    behaviour, how = CENTRAL_MISSES[name]
+    assert grade(name)[item.id] <= item.points / 2, f"{name} ({how}: misses {behaviour})"
 
 
 # caught only by the sandbox's measured memory, which a check run in this process cannot read: graded in

@@ -203,9 +203,11 @@ def scenario(seed: int) -> dict:
                             {"name": "adamw", "lr": 1e-2, "weight_decay": 0.1}])
     n = rng.randint(5, 13)
     micro = rng.choice([1, 2, 3, 4, n - 1, n, n + 3])
-    # clean at 2^8; after growth_interval clean calls the scale jumps past what the gradients can hold
-    # (fp16's 65504, or fp32's range for bf16), overflows, backs off to 2^8 and steps cleanly again
-    jump = 2.0 ** (24 if dtype == "float16" else 140)
+    # fp16: clean at 2^8; after growth_interval clean calls the scale jumps to 2^32, past what fp16 gradients
+    # can hold, overflows, backs off to 2^8 and steps cleanly again. bf16 has fp32's range: a scale that
+    # overflows its gradients would overflow an fp32 scale too (GradScaler keeps it in fp32), so bf16 runs
+    # only grow the scale, never overflow
+    jump = 2.0 ** 24 if dtype == "float16" else 2.0
     scaler = {"init_scale": 2.0 ** 8, "growth_interval": rng.choice([1, 2]), "growth_factor": jump,
               "backoff_factor": 1 / jump}
     return dict(model=model, masters=fp32_masters(model), batches=batches(model, n, rng.randint(3, 5), 200 + seed),
@@ -219,7 +221,9 @@ def describe_scenario(spec: dict) -> str:
              ", ".join(f"{k}={v}" for k, v in opt.items()),
              f"{len(spec['batches'])} calls on batches of {len(spec['batches'][0][0])}",
              f"micro_batch_size={spec['micro_batch_size']}",
-             f"scale 2^8 overflowing after {spec['scaler']['growth_interval']} clean call(s), then clean again"]
+             (f"scale 2^8 overflowing after {spec['scaler']['growth_interval']} clean call(s), then clean again"
+              if spec["scaler"]["growth_factor"] > 2 else
+              f"scale 2^8 doubling every {spec['scaler']['growth_interval']} clean call(s)")]
     if "frozen" in model:
         parts.append(f"{model['frozen']} frozen")
     if model.get("unused"):
