@@ -335,7 +335,7 @@ MASTER = [
         def model_grads_to_master_grads(model_params, master_params):
             for p, master in zip(model_params, master_params):
                 if p.grad is not None:
-                    master.grad = p.grad.detach().float()
+                    master.grad = p.grad.detach().clone().float()
         ''', "leaves a stale master .grad where the model's .grad is None", cause="stale"),
     master("master_grads_zeros_when_none", "model_grads_to_master_grads", '''
         def model_grads_to_master_grads(model_params, master_params):
@@ -346,7 +346,7 @@ MASTER = [
         def model_grads_to_master_grads(model_params, master_params):
             for p, master in zip(model_params, master_params):
                 master.grad = None if p.grad is None else p.grad.detach().clone()
-        ''', "copies the fp16 gradient without converting it to fp32", cause="float32", synonyms=("fp32",)),
+        ''', "copies the fp16 gradient without converting it to fp32", cause="dtype", synonyms=("float32", "fp32")),
     master("master_copy_back_replaces_data", "master_params_to_model_params", '''
         def master_params_to_model_params(model_params, master_params):
             for p, master in zip(model_params, master_params):
