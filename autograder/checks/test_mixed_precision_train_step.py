@@ -74,9 +74,15 @@ def test_overflow_skips_the_step(student):
     """On overflow the step is skipped: masters and model unchanged, scale backed off, returns stepped=False"""
     out, step, start, _ = one_step(student, scaler={"init_scale": 2.0 ** 40})
     loss, stepped = returned_pair(step)
+    grads = [g for g in step.get("model_grads", []) if g is not None]
+    never_scaled = (bool(grads) and all(bool(torch.isfinite(g).all()) for g in grads)
+                    and any(bool(g.any()) for g in grads))
     assert stepped is not None and number(stepped) == 0.0, (
         "With init_scale=2^40 the scaled fp16 gradients overflow to inf, so the step must be skipped and "
-        f"return stepped=False, but it returned {shown(step['returned'])}. Hint: use unscale_'s found_inf.")
+        f"return stepped=False, but it returned {shown(step['returned'])}. "
+        + ("The model's fp16 gradients after backward() are all finite, which a loss multiplied by 2^40 cannot "
+           "give: the loss was not multiplied by scaler.scale before backward() (scaler.scale_loss(loss))."
+           if never_scaled else "Hint: use unscale_'s found_inf."))
     moved = max(max_abs_diff(m, s) for m, s in zip(step["masters"], start))
     assert moved == 0, (
         f"On an overflow step the masters changed by up to {moved:.3g}; skip optimizer.step() when found_inf.")
