@@ -206,6 +206,29 @@ def test_buggy_submissions_are_told_why(corpus):
                 assert "internal error in the check" not in message, f"{name}, {item}, {title}: {message}"
 
 
+def names_the_cause(variant, message: str) -> bool:
+    text = message.lower()
+    return any(word.lower() in text for word in (variant.cause, *variant.synonyms) if word)
+
+
+# buggy variants whose first failing message does not (yet) name the mistake's cause, each with the reason
+KNOWN_VAGUE = {}
+
+
+def test_first_failing_message_names_the_cause(corpus):
+    """The first failing message of a broken item names the mistake, as the student would recognise it."""
+    unnamed = [n for n in names("buggy") if not VARIANTS[n].cause.strip()]
+    assert not unnamed, f"buggy variants without a cause: {unnamed}"
+    vague = []
+    for name in names("buggy"):
+        variant = VARIANTS[name]
+        failed = corpus["graded"][name].messages[variant.item]
+        first = failed[0][1] if failed else ""
+        if not names_the_cause(variant, first) and name not in KNOWN_VAGUE:
+            vague.append(f"{name} (cause {variant.cause!r}, or {list(variant.synonyms)}): {first}")
+    assert not vague, f"{len(vague)} first failing messages do not name the cause:\n" + "\n".join(vague)
+
+
 def test_every_submission_is_graded_in_bounded_time(corpus):
     from autograder.sandbox import Limits
     for name, g in corpus["graded"].items():

@@ -584,7 +584,7 @@ TRAIN_STEP = [
                            "        scaler.update(found_inf)", cause="once", synonyms=("twice",)),
     step_variant("step_no_copy_back", "never copies the masters back into the model", copy_back="pass", cause="copy"),
     step_variant("step_casts_integer_inputs", "casts token ids to fp16 too", cast="x = x.to(model_dtype)",
-       cause="token", synonyms=("integer", "is_floating_point")),
+       cause="token", synonyms=("integer", "is_floating_point", "indices")),
     step_variant("step_returns_scaled_loss", "returns the loss multiplied by the scale",
                  loss_item="loss.item() * share * scaler.scale", cause="unscaled", synonyms=("scaled loss",)),
     step_variant("step_returns_tensor_loss", "returns the loss as a tensor", loss_item="loss.detach() * share",
