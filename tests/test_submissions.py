@@ -23,6 +23,7 @@ import pytest
 
 from tests.submissions import VARIANTS, judge, names
 from tests.submissions.hostile import NETWORK_PORT, OUTSIDE_PATHS
+from tests.submissions.unseen import names_cause
 
 pytestmark = pytest.mark.slow
 JOBS = 2
@@ -206,15 +207,6 @@ def test_buggy_submissions_are_told_why(corpus):
                 assert "internal error in the check" not in message, f"{name}, {item}, {title}: {message}"
 
 
-def names_the_cause(variant, message: str) -> bool:
-    text = message.lower()
-    return any(word.lower() in text for word in (variant.cause, *variant.synonyms) if word)
-
-
-# buggy variants whose first failing message does not (yet) name the mistake's cause, each with the reason
-KNOWN_VAGUE = {}
-
-
 def test_first_failing_message_names_the_cause(corpus):
     """The first failing message of a broken item names the mistake, as the student would recognise it."""
     unnamed = [n for n in names("buggy") if not VARIANTS[n].cause.strip()]
@@ -224,7 +216,7 @@ def test_first_failing_message_names_the_cause(corpus):
         variant = VARIANTS[name]
         failed = corpus["graded"][name].messages[variant.item]
         first = failed[0][1] if failed else ""
-        if not names_the_cause(variant, first) and name not in KNOWN_VAGUE:
+        if not names_cause(variant, first):
             vague.append(f"{name} (cause {variant.cause!r}, or {list(variant.synonyms)}): {first}")
     assert not vague, f"{len(vague)} first failing messages do not name the cause:\n" + "\n".join(vague)
 
