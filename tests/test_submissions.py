@@ -23,6 +23,7 @@ import pytest
 
 from tests.submissions import VARIANTS, judge, names
 from tests.submissions.hostile import NETWORK_PORT, OUTSIDE_PATHS
+from tests.submissions.unseen import names_cause
 
 pytestmark = pytest.mark.slow
 JOBS = 2
@@ -204,6 +205,20 @@ def test_buggy_submissions_are_told_why(corpus):
         for item, failed in g.messages.items():
             for title, message in failed:
                 assert "internal error in the check" not in message, f"{name}, {item}, {title}: {message}"
+
+
+def test_first_failing_message_names_the_cause(corpus):
+    """The first failing message of a broken item names the mistake, as the student would recognise it."""
+    unnamed = [n for n in names("buggy") if not VARIANTS[n].cause.strip()]
+    assert not unnamed, f"buggy variants without a cause: {unnamed}"
+    vague = []
+    for name in names("buggy"):
+        variant = VARIANTS[name]
+        failed = corpus["graded"][name].messages[variant.item]
+        first = failed[0][1] if failed else ""
+        if not names_cause(variant, first):
+            vague.append(f"{name} (cause {variant.cause!r}, or {list(variant.synonyms)}): {first}")
+    assert not vague, f"{len(vague)} first failing messages do not name the cause:\n" + "\n".join(vague)
 
 
 def test_every_submission_is_graded_in_bounded_time(corpus):

@@ -504,6 +504,7 @@ def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_si
             "returned": describe(result),
             "masters": values_of(master_leaves),
             "model": values_of(net.parameters()),
+            "model_grads": grads_of(net.parameters()),  # as backward() left them, unless the step cleared them
             "state": state_of(opt),
             "scale": describe(getattr(scaler_obj, "scale", None)),
             "update_calls": list(scaler_obj.update_calls),

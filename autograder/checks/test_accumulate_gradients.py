@@ -22,13 +22,44 @@ def compare(student, batch, micro, stale=False, seed=0):
 def test_matches_one_full_batch(student, batch, micro):
     """The accumulated gradient equals one backward over the whole batch"""
     out, diff, where, _ = compare(student, batch, micro)
-    last = batch % micro or micro
-    hint = (f"The last micro-batch has {last} examples: did you weight each micro-batch's loss by its share "
-            "of the batch (its size / batch size)?" if last != micro else
-            "Did you divide each micro-batch's loss so that the sum is the mean over the whole batch?")
     assert diff < 1e-9, (
         f"accumulate_gradients(batch of {batch}, micro_batch_size={micro}): grads differ from one full batch "
-        f"by {diff:.2g} in {where}. {hint}")
+        f"by {diff:.2g} in {where}. {why_grads_differ(student, out, batch, micro)}")
+
+
+def why_grads_differ(student, out, batch, micro) -> str:
+    """What the wrong gradients show of their cause: none left, a multiple of the full batch's (a weighting), or
+    the last micro-batch's alone (as the student's own code computes it on that micro-batch)."""
+    inputs, targets = classification_batch(batch, 5, 3, 0, dtype=torch.float64)
+    want, _ = expected("full_batch_grads", MODEL, "cross_entropy", inputs, targets)
+    got = out["grads"]
+    last = batch % micro or micro
+    if out["batches"] and sum(out["batches"]) < batch:
+        return (f"The model saw only {sum(out['batches'])} of the {batch} examples (batches of {out['batches']}): "
+                f"the loop stopped before the last, smaller micro-batch of {last}. Hint: "
+                "range(0, batch size, micro_batch_size) covers it.")
+    if all(g is None or not bool(g.any()) for g in got):
+        return ("After the call every .grad is None or zero: nothing is left of the backward passes. Zero the "
+                "gradients once, before the loop, never after it.")
+    if len(got) == len(want) and all(g is not None and g.shape == w.shape for g, w in zip(got, want)):
+        flat_got, flat_want = torch.cat([g.flatten() for g in got]), torch.cat([w.flatten() for w in want])
+        factor = float(flat_got @ flat_want / (flat_want @ flat_want))
+        if float((flat_got - factor * flat_want).abs().max()) < 1e-9:
+            return (f"They are {factor:.3g} times the full batch's: weight each micro-batch's loss by its share of "
+                    "the batch (its size / batch size), so that the shares add up to 1.")
+        try:
+            alone = student.run("accumulate_gradients", model=MODEL, inputs=inputs[batch - last:],
+                                targets=targets[batch - last:], loss="cross_entropy", micro_batch_size=micro)["grads"]
+        except AssertionError:  # it fails on one micro-batch too: nothing more to learn here
+            alone = None
+        share_of_last = [None if g is None else g * last / batch for g in alone or []]
+        if alone is not None and tensor_list_diff(got, share_of_last)[0] < 1e-9:
+            return ("They are the last micro-batch's gradient alone (times its share): the earlier micro-batches' "
+                    "gradients were thrown away. Zero the gradients once, before the loop, not inside it.")
+    return (f"The last micro-batch has {last} examples: did you weight each micro-batch's loss by its share "
+            "of the batch (its size / batch size)?" if last != micro else
+            "Each micro-batch's gradient must add into .grad, weighted by its share of the batch (its size / "
+            "batch size).")
 
 
 def test_never_more_than_micro_batch_size(student):

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import expected, max_abs_diff, number, shown
+from autograder.checks.expect import expected, max_abs_diff, number, shown, why_scales_differ
 
 
 def scales_match(got, want) -> bool:
@@ -12,18 +12,23 @@ def scales_match(got, want) -> bool:
         number(g) is not None and math.isclose(number(g), w, rel_tol=1e-6) for g, w in zip(got, want))
 
 
-def describe_run(init, found_infs, got, want) -> str:
+def describe_run(init, found_infs, got, want, hint) -> str:
+    """The run, then what its first wrong update shows (or, where it shows nothing definite, the hint)."""
     flags = ", ".join("inf" if f else "ok" for f in found_infs)
     shown_got = [number(g) for g in got]
     return (f"DynamicLossScaler({', '.join(f'{k}={v}' for k, v in init.items())}) then update() with "
-            f"[{flags}]: the scales should be {want} (torch.amp.GradScaler's rule), but they were {shown_got}.")
+            f"[{flags}]: the scales should be {want} (torch.amp.GradScaler's rule), but they were {shown_got}."
+            + (why_scales_differ(init, found_infs, shown_got, want) or " " + hint))
 
 
 def test_defaults(student):
     """DynamicLossScaler() starts at scale 2^16 = 65536.0"""
     out = student.run("scaler_updates")
     assert number(out["scales"][0]) == 65536.0, (
-        f"DynamicLossScaler().scale should start at 2.0**16 = 65536.0, but it is {shown(out['scales'][0])}.")
+        f"DynamicLossScaler().scale should start at 2.0**16 = 65536.0, but it is {shown(out['scales'][0])}."
+        + (" That is StaticLossScaler's default scale: the init_scale argument never reached it. Hint: "
+           "super().__init__(init_scale)." if number(out["scales"][0]) == 1024.0 else
+           " Hint: the default init_scale is 2.0**16; store it as the scale."))
 
 
 def test_backoff_on_overflow(student):
@@ -31,8 +36,8 @@ def test_backoff_on_overflow(student):
     init, flags = {"init_scale": 1024.0}, [True, True]
     want = expected("torch_scales", **init, found_infs=flags)
     out = student.run("scaler_updates", init=init, found_infs=flags)
-    assert scales_match(out["scales"], want), describe_run(init, flags, out["scales"], want) + (
-        " Hint: on found_inf, scale *= backoff_factor.")
+    assert scales_match(out["scales"], want), describe_run(init, flags, out["scales"], want,
+                                                           "Hint: on found_inf, scale *= backoff_factor.")
 
 
 @pytest.mark.parametrize("flags", [
@@ -44,9 +49,9 @@ def test_growth_after_growth_interval_clean_steps(student, flags):
     init = {"init_scale": 16.0, "growth_interval": 3}
     want = expected("torch_scales", **init, found_infs=flags)
     out = student.run("scaler_updates", init=init, found_infs=flags)
-    assert scales_match(out["scales"], want), describe_run(init, flags, out["scales"], want) + (
-        " Hint: count clean updates since the last growth or overflow; grow and reset the count when it "
-        "reaches growth_interval; reset it on overflow.")
+    assert scales_match(out["scales"], want), describe_run(
+        init, flags, out["scales"], want, "Hint: count clean updates since the last growth or overflow; grow and "
+        "reset the count when it reaches growth_interval; reset it on overflow.")
 
 
 def test_scale_loss_and_unscale_still_work(student):

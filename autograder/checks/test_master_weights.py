@@ -18,6 +18,17 @@ def holds_other_values(i: int, value, params: list) -> str:
     return f"master {i} does not hold parameter {i}'s values."
 
 
+def not_copied(i: int, value, master_after, old) -> str:
+    """What a parameter that does not hold its master after the copy shows of why (its values before: `old`)."""
+    if max_abs_diff(master_after, old.half().float()) == 0:
+        return (f"; master {i} now holds the model's old values instead: the copy went in the wrong direction, "
+                "model -> masters. Hint: copy each master into its parameter, p.copy_(master).")
+    if max_abs_diff(value, old.half()) == 0:
+        return ("; it kept its old values, so nothing was written into the model. Assigning to the loop variable "
+                "(p = ...) only rebinds a name: copy in place, p.copy_(master) under torch.no_grad().")
+    return "."
+
+
 def test_one_fp32_leaf_per_parameter(student):
     """make_master_params returns one fp32 leaf per parameter, in order, with requires_grad=True"""
     want = expected("model_values", FP16_MODEL)
@@ -64,16 +75,22 @@ def test_grads_are_copied_as_fp32(student):
 
 def test_copy_back_keeps_dtype_and_parameters(student):
     """master_params_to_model_params writes the masters into the same fp16 parameter objects"""
-    masters = [m + 0.25 for m in expected("fp32_masters", FP16_MODEL)]
+    before = expected("fp32_masters", FP16_MODEL)
+    masters = [m + 0.25 for m in before]
     out = student.run("master_params_to_model_params", model=FP16_MODEL, masters=masters)
     assert all(out["same_objects"]), (
         "After master_params_to_model_params, model.parameters() are not the same objects as before. "
         "An optimizer or a hook holding the old ones would be cut off. Hint: copy into each parameter in place.")
+    took_masters = all(max_abs_diff(got, m) == 0 for got, m in zip(out["values"], masters))
     assert all(out["dtypes_kept"]), (
         "master_params_to_model_params changed the model's dtype; the working copy must stay float16. "
-        "Hint: p.copy_(m) casts m to p's dtype.")
-    for i, (got, m) in enumerate(zip(out["values"], masters)):
-        assert max_abs_diff(got, m.half()) == 0, f"parameter {i} does not hold master {i} rounded to float16."
+        + ("The parameters now hold the fp32 masters exactly: each took its master's tensor (p.data = ...) "
+           "instead of a copy in place. " if took_masters else "")
+        + "Hint: copy in place, p.copy_(m) under torch.no_grad(), which casts m to p's dtype.")
+    for i, (got, m, old) in enumerate(zip(out["values"], masters, before)):
+        assert max_abs_diff(got, m.half()) == 0, (
+            f"parameter {i} does not hold master {i} rounded to float16"
+            + not_copied(i, got, out["masters_after"][i], old))
     assert all(out["leaves"]), (
         "After the copy a model parameter is no longer a leaf (or lost requires_grad): the copy was tracked "
         "by autograd. Hint: do it under `with torch.no_grad():`.")

@@ -41,6 +41,25 @@ def sgd_error(step, start, grads):
     return worst
 
 
+def update_multiple(step, start, grads, scale) -> str:
+    """What the update shows when it is a multiple of the right one: of 1/scale (divided by the scale twice),
+    of scale (never divided); otherwise the usual hint."""
+    moved = [moved_by(m, s) for m, s in zip(step["masters"], start)]
+    if len(moved) == len(grads) and all(u is not None and u.shape == g.shape for u, g in zip(moved, grads)):
+        u = torch.cat([m.double().flatten() for m in moved])
+        w = torch.cat([-SGD["lr"] * g.double().flatten() for g in grads])
+        factor = float(u @ w / (w @ w))
+        if float((u - factor * w).norm()) <= 0.05 * float(w.norm()) * abs(factor):
+            if math.isclose(factor, 1 / scale, rel_tol=0.05):
+                return (f"The update is 1/{scale:g} of the right one: the gradients were divided by the scale "
+                        f"twice. Hint: unscale the master grads once (one scaler.unscale_ call per step).")
+            if math.isclose(factor, scale, rel_tol=0.05):
+                return (f"The update is {scale:g} times the right one: the gradients were never divided by the "
+                        "scale. Hint: scaler.unscale_(master_params) before optimizer.step().")
+    return ("Hint: unscale the master grads (divide by the scale) before optimizer.step(), and weight each "
+            "micro-batch's loss by its share of the batch.")
+
+
 def test_one_clean_step(student):
     """A clean step updates the fp32 masters by -lr * gradient and returns (loss, True)"""
     out, step, start, (grads, want_loss) = one_step(student)
@@ -54,8 +73,7 @@ def test_one_clean_step(student):
         f"got {shown(stepped)}.")
     assert err < 0.05, (
         f"After one SGD step (lr=0.5, batch of 12, micro_batch_size=4), the masters moved by an update that is "
-        f"{err:.0%} off -lr * gradient. Hint: unscale the master grads (divide by the scale) before "
-        "optimizer.step(), and weight each micro-batch's loss by its share of the batch.")
+        f"{err:.0%} off -lr * gradient. " + update_multiple(step, start, grads, 2.0 ** 16))
     assert loss["type"] == "float" and math.isclose(loss["value"], want_loss, rel_tol=1e-2), (
         f"The returned loss is {shown(loss)}; the whole-batch mean loss is about {want_loss:.4f}. "
         "Return the unscaled loss as a Python float.")
@@ -74,9 +92,15 @@ def test_overflow_skips_the_step(student):
     """On overflow the step is skipped: masters and model unchanged, scale backed off, returns stepped=False"""
     out, step, start, _ = one_step(student, scaler={"init_scale": 2.0 ** 40})
     loss, stepped = returned_pair(step)
+    grads = [g for g in step.get("model_grads", []) if g is not None]
+    never_scaled = (bool(grads) and all(bool(torch.isfinite(g).all()) for g in grads)
+                    and any(bool(g.any()) for g in grads))
     assert stepped is not None and number(stepped) == 0.0, (
         "With init_scale=2^40 the scaled fp16 gradients overflow to inf, so the step must be skipped and "
-        f"return stepped=False, but it returned {shown(step['returned'])}. Hint: use unscale_'s found_inf.")
+        f"return stepped=False, but it returned {shown(step['returned'])}. "
+        + ("The model's fp16 gradients after backward() are all finite, which a loss multiplied by 2^40 cannot "
+           "give: the loss was not multiplied by scaler.scale before backward() (scaler.scale_loss(loss))."
+           if never_scaled else "Hint: use unscale_'s found_inf."))
     moved = max(max_abs_diff(m, s) for m, s in zip(step["masters"], start))
     assert moved == 0, (
         f"On an overflow step the masters changed by up to {moved:.3g}; skip optimizer.step() when found_inf.")

@@ -33,12 +33,26 @@ def returned_normally(out):
 
 def test_matches_one_full_batch_with_uneven_lengths(student):
     """The accumulated gradient equals one backward over all counted tokens, with very uneven sequences"""
-    out, _, (want, _) = run(student)
+    out, targets, (want, _) = run(student)
     returned_normally(out)
     diff, where = tensor_list_diff(out["grads"], want, out["names"])
     assert diff < 1e-9, (
         f"{out['call']}, sequences of lengths {LENGTHS} padded with ignore_index: grads differ from one backward "
-        f"over the whole batch by {diff:.2g} in {where}. {WEIGHTING_HINT}")
+        f"over the whole batch by {diff:.2g} in {where}. {why_grads_differ(out['grads'], want, targets)}")
+
+
+def why_grads_differ(got, want, targets) -> str:
+    """Gradients that are the right ones times counted tokens / all target positions divided by every position,
+    padding included; otherwise, the weighting hint."""
+    if len(got) == len(want) and all(g is not None and g.shape == w.shape for g, w in zip(got, want)):
+        flat_got, flat_want = torch.cat([g.flatten() for g in got]), torch.cat([w.flatten() for w in want])
+        factor = float(flat_got @ flat_want / (flat_want @ flat_want))
+        counted, positions = int((targets != -100).sum()), targets.numel()
+        if float((flat_got - factor * flat_want).abs().max()) < 1e-9 and math.isclose(factor, counted / positions):
+            return (f"They are {counted}/{positions} of the right ones: the loss was divided by all {positions} "
+                    f"target positions, padding included, instead of the {counted} counted tokens. Hint: count "
+                    "the targets that are not ignore_index.")
+    return WEIGHTING_HINT
 
 
 def test_returns_the_mean_over_counted_tokens(student):

@@ -26,16 +26,40 @@ def test_fraction_of_values_that_flush_to_zero(student, n_tiny, n_normal, n_zero
     assert got is not None and got == pytest.approx(expected, rel=1e-6, abs=1e-9), (
         f"underflow_fraction(values) with {n_tiny} values of 2^-30, {n_normal} values near 1 and {n_zero} zeros "
         f"should be {n_tiny}/{n_tiny + n_normal} = {expected:.4f}, but it returned {shown(out['result'])}. "
-        "Zeros were already zero: they are not part of the count. " + HINT)
+        + why_not(student, out['result'], n_tiny, n_normal, n_zero))
+
+
+def why_not(student, result: dict, n_tiny, n_normal, n_zero) -> str:
+    """What the wrong fraction shows of its cause, as far as the counts built into the input tell it."""
+    got = number(result)
+    if result["type"] == "NoneType":
+        return "It returns None: does the function end with `return fraction`?"
+    if n_zero and got == pytest.approx(n_tiny / (n_tiny + n_normal + n_zero)):
+        return (f"That is {n_tiny}/{n_tiny + n_normal + n_zero}: the {n_zero} zeros were counted in the denominator. "
+                "Zeros were already zero: they are not part of the count. " + HINT)
+    if n_zero and got == pytest.approx((n_tiny + n_zero) / (n_tiny + n_normal)):
+        return (f"That is ({n_tiny} + {n_zero})/{n_tiny + n_normal}: the {n_zero} zeros were counted as underflowing, "
+                "but they were already zero. " + HINT)
+    try:
+        other = number(student.run("underflow_fraction", values=mixture(1, 3, 0, seed=7))["result"])
+    except AssertionError:  # it failed on that input: nothing more to learn from it
+        other = None
+    if got is not None and other == got and other != pytest.approx(0.25):
+        return (f"It returned {got!r} for 1 value of 2^-30 and 3 near 1 as well (should be 0.25): the answer is the "
+                "same whatever the input. Is a placeholder constant left in place of the computation?")
+    return HINT
 
 
 def test_all_zero_input_gives_zero(student):
     """Returns 0.0 when there is no nonzero value"""
     out = student.run("underflow_fraction", values=torch.zeros(6))
     got = number(out["result"])
+    hint = ("Hint: return the float 0.0, not the int 0: the fraction is a float whatever the input."
+            if got == 0.0 and out["result"]["type"] == "int" else
+            "Hint: guard against dividing by a count of 0 (0 / 0 is nan), and return 0.0.")
     assert got == 0.0 and out["result"]["type"] == "float", (
         f"underflow_fraction(torch.zeros(6)) should be the float 0.0 (nothing nonzero can underflow), "
-        f"but it returned {shown(out['result'])}. Hint: guard against dividing by a count of 0, and return 0.0.")
+        f"but it returned {shown(out['result'])}. {hint}")
 
 
 def test_returns_a_python_float(student):

@@ -5,7 +5,7 @@ import random
 import pytest
 import torch
 
-from autograder.checks.expect import number, tensor_list_diff
+from autograder.checks.expect import number, tensor_list_diff, why_scales_differ
 from autograder.instructor.oracles import torch_scales
 
 
@@ -29,6 +29,7 @@ def check_trace(student, init, found_infs, hint=""):
     want = torch_scales(**init, found_infs=found_infs)
     got = student.run("scaler_updates", init=init, found_infs=found_infs)["scales"]
     values = [number(g) for g in got]
+    hint = why_scales_differ(init, found_infs, values, want).strip() or hint  # what the first wrong update shows
     for step, (g, w) in enumerate(zip(values, want)):
         assert g is not None and math.isclose(g, w, rel_tol=1e-5), (
             f"DynamicLossScaler({', '.join(f'{k}={v}' for k, v in init.items())}): after update {step} "

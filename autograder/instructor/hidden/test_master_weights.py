@@ -67,6 +67,18 @@ def grads_for(model, seed, none_at=()):
             for i, v in enumerate(values)]
 
 
+def where_none(master_grads: list, grads: list, stale: list) -> str:
+    """What the masters' grads show where the model's .grad is None (every master's .grad held 9.0 before)."""
+    for i, (m, g, old) in enumerate(zip(master_grads, grads, stale)):
+        if g is None and m is not None:
+            kept = max_abs_diff(m, old) == 0
+            return (f"Parameter {i} has no .grad, but master {i}'s .grad is "
+                    + ("still the stale 9.0 it held before the call" if kept else
+                       "zeros" if bool((m == 0).all()) else "a tensor")
+                    + ": where the model's .grad is None, set the master's .grad to None.")
+    return "Where the model's .grad is None, the master's .grad must become None."
+
+
 @pytest.mark.parametrize("model,as_generator", [(FP16, False), (BF16, True), (FP16, True)],
                          ids=["fp16 list", "bf16 generator", "fp16 generator"])
 def test_grads_match_reference(student, reference, model, as_generator):
@@ -80,7 +92,7 @@ def test_grads_match_reference(student, reference, model, as_generator):
     assert diff == 0, (
         f"model_grads_to_master_grads({'model.parameters()' if as_generator else 'a list of params'}, masters) "
         f"with a {model['dtype']} model: {where} differs from an fp32 copy of the model's grad (by {diff}). "
-        "Where the model's .grad is None, the master's .grad must become None (not stay stale, not zeros).")
+        + where_none(got["master_grads"], grads, stale))
     assert all(d in (None, "float32") for d in got["master_grad_dtypes"]), (
         f"master grads have dtypes {got['master_grad_dtypes']}; they must be float32.")
 

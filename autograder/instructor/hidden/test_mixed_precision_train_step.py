@@ -36,6 +36,26 @@ def pair(step):
     return number(r["items"][0]), number(r["items"][1])
 
 
+def leaked_grads(got, want, t) -> str:
+    """Whether the model's .grad after call t is this call's gradient plus the one the call before left."""
+    if t == 0:
+        return ""
+    now, before, right = (got["steps"][t].get("model_grads"), got["steps"][t - 1].get("model_grads"),
+                          want["steps"][t].get("model_grads"))
+    tensors = [now, before, right]
+    if not all(isinstance(x, list) and len(x) == len(right) for x in tensors) or not all(
+            isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and isinstance(c, torch.Tensor)
+            and a.shape == b.shape == c.shape for a, b, c in zip(*tensors)):
+        return ""
+    summed = [b.double() + c.double() for b, c in zip(before, right)]
+    off = relative_error(now, summed, [torch.zeros_like(x) for x in summed])
+    if off > 1e-2 or relative_error(now, right, [torch.zeros_like(x) for x in right]) <= 1e-2:
+        return ""
+    return ("After this call the model's .grad is this call's gradient plus the one the call before left: the "
+            "stale gradients were added to. Hint: zero the model's gradients at the start of every call "
+            "(model.zero_grad(set_to_none=True)).")
+
+
 def assert_like_reference(got, want, start, what, hint="", tol=0.05, dtype=torch.float16):
     """The student's run against the reference's, call by call. dtype: the model's; a loss computed in it
     (rather than in fp32) is as close as its precision allows."""
@@ -49,7 +69,7 @@ def assert_like_reference(got, want, start, what, hint="", tol=0.05, dtype=torch
         assert g_stepped == w_stepped, f"{call}: returned stepped={g_stepped}, expected {bool(w_stepped)}. {hint}"
         err = relative_error(g["masters"], w["masters"], start)
         assert err <= tol, (f"{call}: the fp32 masters' update is {err:.1%} off the expected update "
-                            f"(tolerance {tol:.0%}). {hint}")
+                            f"(tolerance {tol:.0%}). {leaked_grads(got, want, t) or hint}")
         assert math.isclose(g_loss, w_loss, rel_tol=loss_tol, abs_tol=1e-9), (
             f"{call}: returned loss {g_loss!r}, expected the whole-batch mean loss {w_loss:.6g}.")
         for i, (p, m) in enumerate(zip(g["model"], g["masters"])):

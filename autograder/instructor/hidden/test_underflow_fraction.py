@@ -13,13 +13,40 @@ RANDOM = [
 ]
 
 
+def known_mistakes(values, dtype=None):
+    """What code with each common mistake returns on `values`: [(the mistake, in words; its fraction)]."""
+    target = getattr(torch, dtype or "float16")
+    nonzero = values != 0
+    count = max(int(nonzero.sum()), 1)
+    cast = values.to(target)
+    return [
+        ("counting the values that become subnormal (below torch.finfo(dtype).tiny) as underflowing; only those "
+         "that become exactly 0 underflow", int((nonzero & (cast.abs() < torch.finfo(target).tiny)).sum()) / count),
+        ("casting to torch.float16 whatever `dtype` says", int((nonzero & (values.half() == 0)).sum()) / count),
+        ("dividing by every entry: the zeros were already zero, they are not part of the count",
+         int((nonzero & (cast == 0)).sum()) / max(values.numel(), 1)),
+        ("counting the zeros as underflowing: they were already zero", int((cast == 0).sum()) / count),
+        ("comparing with a threshold instead of casting with values.to(dtype)",
+         int((nonzero & (values.abs() < 2.0**-24)).sum()) / count),
+    ]
+
+
+def diagnosis(got, want, values, dtype=None) -> str:
+    """The common mistake the wrong answer is the answer of, if exactly one is; else nothing."""
+    if got is None:
+        return ""
+    causes = [why for why, fraction in known_mistakes(values, dtype)
+              if fraction == pytest.approx(got, rel=1e-6, abs=1e-9) and fraction != pytest.approx(want, abs=1e-9)]
+    return f" That is what you get by {causes[0]}." if len(causes) == 1 else ""
+
+
 def compare(student, reference, values, dtype=None, what=""):
     got = student.run("underflow_fraction", values=values, dtype=dtype)
     want = reference.run("underflow_fraction", values=values, dtype=dtype)
     g, w = number(got["result"]), number(want["result"])
     assert g is not None and g == pytest.approx(w, rel=1e-6, abs=1e-9), (
         f"underflow_fraction({what or 'values'}{', torch.' + dtype if dtype else ''}) should be {w:.6f}, "
-        f"but it returned {shown(got['result'])}.")
+        f"but it returned {shown(got['result'])}." + diagnosis(g, w, values, dtype))
     return got
 
 
