@@ -36,8 +36,8 @@ RUBRIC = {
     "static_loss_scaler": (
         Behaviour("scale_loss", "scale_loss returns loss * scale, still attached to the graph", 0.3,
                   ("test_scale_loss_multiplies_and_keeps_the_graph",), central=True),
-        Behaviour("scale", "scale is a float attribute: 1024.0 by default, or the value given", 0.1,
-                  ("test_default_scale",)),
+        Behaviour("scale", "scale is a float attribute of each scaler: 1024.0 by default, or the value given", 0.1,
+                  ("test_default_scale", "test_two_scalers_keep_their_own_scale")),
         Behaviour("unscale_divides", "unscale_ divides every gradient by scale, in place", 0.3,
                   ("test_unscale_divides_in_place",), central=True),
         Behaviour("overflow", "unscale_ returns a Python bool: True when a gradient holds inf, -inf or NaN", 0.2,
@@ -51,7 +51,7 @@ RUBRIC = {
         Behaviour("no_minimum", "There is no minimum scale", 0.2),
         Behaviour("growth", "The scale grows by growth_factor after growth_interval clean updates in a row; "
                   "an overflow or a growth restarts the count", 0.7,
-                  ("test_growth_after_growth_interval_clean_steps",)),
+                  ("test_scalers_side_by_side_do_not_interfere", "test_growth_after_growth_interval_clean_steps")),
         Behaviour("defaults", "torch's defaults: init_scale 2^16, growth_interval 2000", 0.3, ("test_defaults",)),
         Behaviour("inherits", "scale_loss and unscale_ work as in StaticLossScaler (when graded, what your class "
                   "inherits is the reference's: your StaticLossScaler is graded in Exercise 2 only)", 0.3,

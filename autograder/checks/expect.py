@@ -290,3 +290,13 @@ def why_scales_differ(init: dict, found_infs, got: list, want: list) -> str:
         return (said + f" and grew one update later, but it should grow to {should:g} as the count reaches "
                 f"growth_interval={interval} (== growth_interval, not > growth_interval).")
     return said + f", but it should grow to {should:g}: growth_interval={interval} clean updates in a row grow it."
+
+
+def instances_interfere(out: dict) -> bool:
+    """Whether a scaler used beside a second one (probe scalers_side_by_side) behaved otherwise than one used
+    alone: whatever the scaler computes, right or wrong, that difference is state the instances share."""
+    alone, beside = out["alone"], out["beside"]
+    if [shown(s) for s in alone["scales"]] != [shown(s) for s in beside["scales"]]:
+        return True
+    return any((a is None) != (b is None) or (a is not None and max_abs_diff(a, b) != 0)
+               for a, b in zip(alone["grads"], beside["grads"]))

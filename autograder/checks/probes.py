@@ -343,6 +343,33 @@ def scaler_updates(ns, init=None, found_infs=(), beside=None):
     return {"scales": scales, "beside": others}
 
 
+@probe
+def scalers_side_by_side(ns, cls="StaticLossScaler", init=None, other_init=None, found_infs=(), other_found_infs=(),
+                         grads=()):
+    """One scaler used alone, then a fresh one used with a second one made right after it (the second updated in
+    turn with other_found_infs): each one's scales and what its unscale_ makes of `grads`. Instances that keep
+    their state on self give the same answers both times, right or wrong; any difference is state they share."""
+    Scaler = lookup(ns, cls)
+    init, other_init = init or {}, other_init or {}
+
+    def used(scaler, other=None):
+        scales = [describe(getattr(scaler, "scale", None))]
+        for step, found in enumerate(found_infs):
+            if other is not None and step < len(other_found_infs):
+                call(f"second.update({other_found_infs[step]})", other.update, bool(other_found_infs[step]))
+            call(f"scaler.update({found}) at update {step + 1}", scaler.update, bool(found))
+            scales.append(describe(getattr(scaler, "scale", None)))
+        params = make_leaves([torch.ones_like(g) for g in grads], grads)
+        if params:
+            call("scaler.unscale_(params)", scaler.unscale_, params)
+        return {"scales": scales, "grads": grads_of(params)}
+
+    alone = used(call(f"{cls}({_kwargs(init)})", Scaler, **init))
+    first = call(f"{cls}({_kwargs(init)})", Scaler, **init)
+    second = call(f"{cls}({_kwargs(other_init)})", Scaler, **other_init)
+    return {"alone": alone, "beside": used(first, second)}
+
+
 def _kwargs(kwargs: dict) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
 

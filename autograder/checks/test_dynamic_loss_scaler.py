@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import expected, max_abs_diff, number, shown, why_scales_differ
+from autograder.checks.expect import expected, instances_interfere, max_abs_diff, number, shown, why_scales_differ
 
 
 def scales_match(got, want) -> bool:
@@ -19,6 +19,20 @@ def describe_run(init, found_infs, got, want, hint) -> str:
     return (f"DynamicLossScaler({', '.join(f'{k}={v}' for k, v in init.items())}) then update() with "
             f"[{flags}]: the scales should be {want} (torch.amp.GradScaler's rule), but they were {shown_got}."
             + (why_scales_differ(init, found_infs, shown_got, want) or " " + hint))
+
+
+def test_scalers_side_by_side_do_not_interfere(student):
+    """A DynamicLossScaler used beside a second one behaves as one used alone"""
+    flags, other = [False, False, True, False, False, False, False], [False] * 7
+    out = student.run("scalers_side_by_side", cls="DynamicLossScaler", init={"init_scale": 32.0, "growth_interval": 3},
+                      other_init={"init_scale": 32.0, "growth_interval": 3}, found_infs=flags, other_found_infs=other)
+    assert not instances_interfere(out), (
+        "DynamicLossScaler(init_scale=32.0, growth_interval=3) updated with "
+        f"[{', '.join('inf' if f else 'ok' for f in flags)}] goes through scales "
+        f"{[number(s) for s in out['alone']['scales']]} on its own, but "
+        f"{[number(s) for s in out['beside']['scales']]} when a second scaler, made right after it, gets clean "
+        "updates in turn: the two share their count or their scale. Hint: keep every piece of state on the "
+        "instance (self.clean_steps = 0 in __init__), not in a class attribute, a default argument or a global.")
 
 
 def test_defaults(student):

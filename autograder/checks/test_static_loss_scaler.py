@@ -3,7 +3,7 @@ import math
 
 import torch
 
-from autograder.checks.expect import max_abs_diff, number, shown
+from autograder.checks.expect import instances_interfere, max_abs_diff, number, shown
 
 
 def grads_with(values):
@@ -91,3 +91,15 @@ def test_unscale_reports_overflow(student):
     out = student.run("loss_scaler", cls="StaticLossScaler", values=params, grads=grads)
     assert out["found_inf"]["type"] == "bool" and out["found_inf"]["value"] is False, (
         f"unscale_ on finite gradients should return False, but it returned {shown(out['found_inf'])}.")
+
+
+def test_two_scalers_keep_their_own_scale(student):
+    """Each StaticLossScaler keeps its own scale, whatever other scalers are made"""
+    out = student.run("scalers_side_by_side", cls="StaticLossScaler", init={"scale": 8.0}, other_init={"scale": 2.0},
+                      grads=[torch.tensor([16.0, 32.0])])
+    assert not instances_interfere(out), (
+        f"StaticLossScaler(scale=8.0) on its own has scale {shown(out['alone']['scales'][0])} and unscales [16, 32] "
+        f"to {out['alone']['grads'][0].tolist()}; made just before a StaticLossScaler(scale=2.0), it has scale "
+        f"{shown(out['beside']['scales'][0])} and unscales them to {out['beside']['grads'][0].tolist()}: the two "
+        "share their scale. Hint: set it on the instance in __init__ (self.scale = float(scale)), not on the class "
+        "or in a global.")
