@@ -175,7 +175,7 @@ def test_a_student_install_runs_every_cell(student_venv, tmp_path):
             if "lesson20-check" in report:  # a check cell's report, as the page shows it: one line per <div>
                 text = html.unescape(re.sub(r"<[^>]+>", "\n", report))
                 text = "\n".join(line.strip() for line in text.splitlines() if line.strip())
-                reports[re.search(r"(\w+): \d+ of \d+ checks", text).group(1)] = text
+                reports[re.search(r"(\w+): \d+ of \d+ behaviours", text).group(1)] = text
     assert problems == []
     assert_stub_reports(reports)
 
