@@ -126,7 +126,7 @@ def scenario(seed: int) -> dict:
                 stale_grads=extra == "stale")
 
 
-@pytest.mark.parametrize("seed", range(8), ids=[f"scenario {i}" for i in range(8)])
+@pytest.mark.parametrize("seed", range(5), ids=[f"scenario {i}" for i in range(5)])
 def test_random_scenarios(student, seed):
     """Random models, losses, splits, frozen and unused parameters: one float64 backward's gradients"""
     spec = scenario(seed)

@@ -142,13 +142,17 @@ def scenario(seed: int) -> dict:
     return {"model": model, "as_generator": rng.random() < 0.5, "none_at": rng.randrange(8)}
 
 
+# four draws that between them hold every dtype, a frozen and an unused parameter, a list and a generator
+SEEDS = (0, 2, 9, 10)
+
+
 def named(spec: dict) -> str:
     m = spec["model"]
     return (f"a {m['dtype']} {m['arch']} model" + (f" with {m['frozen']} frozen" if "frozen" in m else "")
             + (" with a parameter the forward never uses" if m.get("unused") else ""))
 
 
-@pytest.mark.parametrize("seed", range(6), ids=[f"scenario {i}" for i in range(6)])
+@pytest.mark.parametrize("seed", SEEDS, ids=[f"scenario {i}" for i in SEEDS])
 def test_random_models_masters(student, reference, seed):
     """Random models: make_master_params gives what the reference gives, and leaves the model alone"""
     spec = scenario(seed)
@@ -165,7 +169,7 @@ def test_random_models_masters(student, reference, seed):
         f"make_master_params({named(spec)}) changed the model ({[k for k, v in got['model_kept'].items() if not v]}).")
 
 
-@pytest.mark.parametrize("seed", range(6), ids=[f"scenario {i}" for i in range(6)])
+@pytest.mark.parametrize("seed", SEEDS, ids=[f"scenario {i}" for i in SEEDS])
 def test_random_models_grads(student, reference, seed):
     """Random models: model_grads_to_master_grads gives what the reference gives"""
     spec = scenario(seed)
@@ -182,7 +186,7 @@ def test_random_models_grads(student, reference, seed):
         f"dtypes {got['master_grad_dtypes']}.")
 
 
-@pytest.mark.parametrize("seed", range(6), ids=[f"scenario {i}" for i in range(6)])
+@pytest.mark.parametrize("seed", SEEDS, ids=[f"scenario {i}" for i in SEEDS])
 def test_random_models_copy_back(student, reference, seed):
     """Random models: master_params_to_model_params gives what the reference gives"""
     spec = scenario(seed)

@@ -126,7 +126,7 @@ def describe_scenario(spec: dict) -> str:
             f"{', '.join(shown_grads)}) with scale {spec['scale']:g}")
 
 
-@pytest.mark.parametrize("seed", range(8), ids=[f"scenario {i}" for i in range(8)])
+@pytest.mark.parametrize("seed", range(5), ids=[f"scenario {i}" for i in range(5)])
 def test_random_scenarios_divide(student, reference, seed):
     """Random gradients: every one divided by the scale, in place, as the reference does"""
     spec = scenario(seed)
@@ -139,7 +139,7 @@ def test_random_scenarios_divide(student, reference, seed):
                            f"(by {diff:.3g}).")
 
 
-@pytest.mark.parametrize("seed", range(8), ids=[f"scenario {i}" for i in range(8)])
+@pytest.mark.parametrize("seed", range(5), ids=[f"scenario {i}" for i in range(5)])
 def test_random_scenarios_report(student, reference, seed):
     """Random gradients: unscale_ returns True exactly when one holds inf or NaN, as a Python bool"""
     spec = scenario(seed)
