@@ -230,6 +230,19 @@ def computed_by(compute):
         _compute = saved
 
 
+def as_multiple(got: list, want: list):
+    """(k, got, want): the least-squares factor of got = k * want over two lists of tensors, with both lists
+    flattened into one float64 vector each, so that a caller can judge the residual got - k * want as it needs;
+    None where the lists do not line up (length, a None, a shape) or want is all zero."""
+    if len(got) != len(want) or not all(g is not None and w is not None and g.shape == w.shape
+                                        for g, w in zip(got, want)):
+        return None
+    flat_got = torch.cat([g.double().flatten() for g in got])
+    flat_want = torch.cat([w.double().flatten() for w in want])
+    norm = float(flat_want @ flat_want)
+    return (float(flat_got @ flat_want) / norm, flat_got, flat_want) if norm else None
+
+
 def moved_with_the_model(master: dict, after) -> bool:
     """Whether a master shares memory with its parameter, as observed: the probe saw the storage overlap, or
     the master's values changed when (only) the model's were changed."""

@@ -4,14 +4,20 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import classification_batch, expected, number, shown, tensor_list_diff
+from autograder.checks.expect import as_multiple, classification_batch, expected, number, shown, tensor_list_diff
 
 MODEL = {"arch": "mlp", "sizes": [5, 7, 3], "seed": 2, "dtype": "float64"}
 
 
-def compare(student, batch, micro, stale=False, seed=0):
+def full_batch(batch, seed=0):
+    """(inputs, targets, gradients, loss) of one float64 backward over a batch of `batch` examples."""
     inputs, targets = classification_batch(batch, 5, 3, seed, dtype=torch.float64)
     want, loss = expected("full_batch_grads", MODEL, "cross_entropy", inputs, targets)
+    return inputs, targets, want, loss
+
+
+def compare(student, batch, micro, stale=False, seed=0):
+    inputs, targets, want, loss = full_batch(batch, seed)
     out = student.run("accumulate_gradients", model=MODEL, inputs=inputs, targets=targets, loss="cross_entropy",
                       micro_batch_size=micro, stale_grads=stale)
     diff, where = tensor_list_diff(out["grads"], want, out["names"])
@@ -30,8 +36,7 @@ def test_matches_one_full_batch(student, batch, micro):
 def why_grads_differ(student, out, batch, micro) -> str:
     """What the wrong gradients show of their cause: none left, a multiple of the full batch's (a weighting), or
     the last micro-batch's alone (as the student's own code computes it on that micro-batch)."""
-    inputs, targets = classification_batch(batch, 5, 3, 0, dtype=torch.float64)
-    want, _ = expected("full_batch_grads", MODEL, "cross_entropy", inputs, targets)
+    inputs, targets, want, _ = full_batch(batch)
     got = out["grads"]
     last = batch % micro or micro
     if out["batches"] and sum(out["batches"]) < batch:
@@ -41,9 +46,9 @@ def why_grads_differ(student, out, batch, micro) -> str:
     if all(g is None or not bool(g.any()) for g in got):
         return ("After the call every .grad is None or zero: nothing is left of the backward passes. Zero the "
                 "gradients once, before the loop, never after it.")
-    if len(got) == len(want) and all(g is not None and g.shape == w.shape for g, w in zip(got, want)):
-        flat_got, flat_want = torch.cat([g.flatten() for g in got]), torch.cat([w.flatten() for w in want])
-        factor = float(flat_got @ flat_want / (flat_want @ flat_want))
+    multiple = as_multiple(got, want)
+    if multiple is not None:
+        factor, flat_got, flat_want = multiple
         if float((flat_got - factor * flat_want).abs().max()) < 1e-9:
             return (f"They are {factor:.3g} times the full batch's: weight each micro-batch's loss by its share of "
                     "the batch (its size / batch size), so that the shares add up to 1.")

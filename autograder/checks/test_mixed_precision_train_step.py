@@ -3,7 +3,8 @@ import math
 
 import torch
 
-from autograder.checks.expect import classification_batch, expected, max_abs_diff, moved_by, number, shown
+from autograder.checks.expect import (as_multiple, classification_batch, expected, max_abs_diff, moved_by, number,
+                                      shown)
 
 MODEL = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}
 SGD = {"name": "sgd", "lr": 0.5}
@@ -44,11 +45,9 @@ def sgd_error(step, start, grads):
 def update_multiple(step, start, grads, scale) -> str:
     """What the update shows when it is a multiple of the right one: of 1/scale (divided by the scale twice),
     of scale (never divided); otherwise the usual hint."""
-    moved = [moved_by(m, s) for m, s in zip(step["masters"], start)]
-    if len(moved) == len(grads) and all(u is not None and u.shape == g.shape for u, g in zip(moved, grads)):
-        u = torch.cat([m.double().flatten() for m in moved])
-        w = torch.cat([-SGD["lr"] * g.double().flatten() for g in grads])
-        factor = float(u @ w / (w @ w))
+    multiple = as_multiple([moved_by(m, s) for m, s in zip(step["masters"], start)], [-SGD["lr"] * g for g in grads])
+    if multiple is not None:
+        factor, u, w = multiple
         if float((u - factor * w).norm()) <= 0.05 * float(w.norm()) * abs(factor):
             if math.isclose(factor, 1 / scale, rel_tol=0.05):
                 return (f"The update is 1/{scale:g} of the right one: the gradients were divided by the scale "

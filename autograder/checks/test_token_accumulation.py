@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from autograder.checks.expect import expected, number, shown, tensor_list_diff, token_batch_of_lengths
+from autograder.checks.expect import as_multiple, expected, number, shown, tensor_list_diff, token_batch_of_lengths
 
 LM = {"arch": "lm", "vocab": 11, "dim": 6, "seed": 4, "dtype": "float64"}
 # very different lengths: micro-batches of 2 hold 13, 3 and 18 counted tokens
@@ -44,9 +44,9 @@ def test_matches_one_full_batch_with_uneven_lengths(student):
 def why_grads_differ(got, want, targets) -> str:
     """Gradients that are the right ones times counted tokens / all target positions divided by every position,
     padding included; otherwise, the weighting hint."""
-    if len(got) == len(want) and all(g is not None and g.shape == w.shape for g, w in zip(got, want)):
-        flat_got, flat_want = torch.cat([g.flatten() for g in got]), torch.cat([w.flatten() for w in want])
-        factor = float(flat_got @ flat_want / (flat_want @ flat_want))
+    multiple = as_multiple(got, want)
+    if multiple is not None:
+        factor, flat_got, flat_want = multiple
         counted, positions = int((targets != -100).sum()), targets.numel()
         if float((flat_got - factor * flat_want).abs().max()) < 1e-9 and math.isclose(factor, counted / positions):
             return (f"They are {counted}/{positions} of the right ones: the loss was divided by all {positions} "
