@@ -323,46 +323,41 @@ def loss_scaler(ns, cls="StaticLossScaler", init=None, loss_weights=None, values
 
 
 @probe
-def scaler_updates(ns, init=None, found_infs=(), beside=None):
-    """Construct a DynamicLossScaler and feed it a sequence of found_inf flags; report the scales.
-
-    beside: another sequence of flags for a second scaler, made with the same arguments before the first
-    and updated in turn with it; its scales are reported as "beside"."""
+def scaler_updates(ns, init=None, found_infs=()):
+    """Construct a DynamicLossScaler and feed it a sequence of found_inf flags; report the scales."""
     Scaler = lookup(ns, "DynamicLossScaler")
     init = init or {}
-    other = call(f"DynamicLossScaler({_kwargs(init)})", Scaler, **init) if beside is not None else None
     scaler = call(f"DynamicLossScaler({_kwargs(init)})", Scaler, **init)
     scales = [describe(getattr(scaler, "scale", None))]
-    others = [describe(getattr(other, "scale", None))] if other is not None else []
     for step, found in enumerate(found_infs):
-        if other is not None and step < len(beside):
-            call(f"second_scaler.update({beside[step]}) at update {step + 1}", other.update, bool(beside[step]))
-            others.append(describe(getattr(other, "scale", None)))
         call(f"scaler.update({found}) at update {step + 1}", scaler.update, bool(found))
         scales.append(describe(getattr(scaler, "scale", None)))
-    return {"scales": scales, "beside": others}
+    return {"scales": scales}
 
 
 @probe
 def scalers_side_by_side(ns, cls="StaticLossScaler", init=None, other_init=None, found_infs=(), other_found_infs=(),
                          grads=()):
     """One scaler used alone, then a fresh one used with a second one made right after it (the second updated in
-    turn with other_found_infs): each one's scales and what its unscale_ makes of `grads`. Instances that keep
-    their state on self give the same answers both times, right or wrong; any difference is state they share."""
+    turn with other_found_infs): each one's scales and what its unscale_ makes of `grads`, and the second one's
+    scales ("other_scales"). Instances that keep their state on self give the same answers both times, right or
+    wrong; any difference is state they share."""
     Scaler = lookup(ns, cls)
     init, other_init = init or {}, other_init or {}
 
     def used(scaler, other=None):
         scales = [describe(getattr(scaler, "scale", None))]
+        other_scales = [describe(getattr(other, "scale", None))] if other is not None else []
         for step, found in enumerate(found_infs):
             if other is not None and step < len(other_found_infs):
                 call(f"second.update({other_found_infs[step]})", other.update, bool(other_found_infs[step]))
+                other_scales.append(describe(getattr(other, "scale", None)))
             call(f"scaler.update({found}) at update {step + 1}", scaler.update, bool(found))
             scales.append(describe(getattr(scaler, "scale", None)))
         params = make_leaves([torch.ones_like(g) for g in grads], grads)
         if params:
             call("scaler.unscale_(params)", scaler.unscale_, params)
-        return {"scales": scales, "grads": grads_of(params)}
+        return {"scales": scales, "grads": grads_of(params), "other_scales": other_scales}
 
     alone = used(call(f"{cls}({_kwargs(init)})", Scaler, **init))
     first = call(f"{cls}({_kwargs(init)})", Scaler, **init)

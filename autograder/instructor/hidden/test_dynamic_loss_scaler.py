@@ -48,8 +48,9 @@ def test_two_scalers_keep_their_own_count(student):
     """Two scalers side by side: each counts its own clean updates and keeps its own scale"""
     init = {"init_scale": 32.0, "growth_interval": 3}
     mine, theirs = [False, False, True, False, False, False, False], [False] * 7
-    got = student.run("scaler_updates", init=init, found_infs=mine, beside=theirs)
-    for name, flags, scales in (("the first", mine, got["scales"]), ("the second", theirs, got["beside"])):
+    got = student.run("scalers_side_by_side", cls="DynamicLossScaler", init=init, other_init=init, found_infs=mine,
+                      other_found_infs=theirs)["beside"]
+    for name, flags, scales in (("the first", mine, got["scales"]), ("the second", theirs, got["other_scales"])):
         want = torch_scales(**init, found_infs=flags)
         values = [number(g) for g in scales]
         assert values == want, (
