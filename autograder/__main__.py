@@ -19,7 +19,6 @@ def cmd_check(args):
     from .extract import read_notebook
     from .grading import grade_notebook
     from .items import AUTO_ITEMS
-    from .sandbox import Limits
     try:
         nb = read_notebook(Path(args.notebook))
     except (ValueError, FileNotFoundError) as exc:
@@ -31,7 +30,7 @@ def cmd_check(args):
     files, left_out = beside(Path(args.notebook).resolve().parent)  # as the grader hands them in, helpers and data
     for note in left_out:
         print(f"note: {note}")
-    result = grade_notebook(nb, None, Limits(timeout=args.timeout, memory_mb=args.memory_mb), reference,
+    result = grade_notebook(nb, None, _limits(args), reference,
                             files=files)
     for item in AUTO_ITEMS:
         print(result.report(item.id), end="\n\n")
@@ -69,9 +68,8 @@ def cmd_grade(args):
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
-    doc = run(args.submitted_dir, args.out, jobs=args.jobs, db_url=args.db_url, timeout=args.timeout,
-              memory_mb=args.memory_mb, students=args.students, shard=shard, progress=not args.quiet,
-              force=args.force)
+    doc = run(args.submitted_dir, args.out, jobs=args.jobs, db_url=args.db_url, limits=_limits(args),
+              students=args.students, shard=shard, progress=not args.quiet, force=args.force)
     counts = {}
     for row in doc["students"].values():
         counts[row["status"]] = counts.get(row["status"], 0) + 1
@@ -91,6 +89,23 @@ def cmd_export(args):
     return 0
 
 
+def _limit_options(parser, whose: str):
+    """--timeout and --memory-mb, whose defaults are Limits' own (sandbox/errors.py)."""
+    from .sandbox.errors import Limits
+    parser.add_argument("--timeout", type=float, default=None,
+                        help=f"seconds per exercise{whose}: also one notebook cell's limit, and 3x for running the "
+                        f"whole notebook and 3x for all its checks (default {Limits.item_seconds:g})")
+    parser.add_argument("--memory-mb", type=int, default=None,
+                        help=f"memory per submission in MiB (default {Limits.memory_mb})")
+
+
+def _limits(args):
+    """The one Limits a command grades under, made from its command line."""
+    from .sandbox.errors import Limits
+    memory = {} if args.memory_mb is None else {"memory_mb": args.memory_mb}
+    return Limits.for_timeout(args.timeout, **memory)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -98,8 +113,7 @@ def main(argv=None):
     p = sub.add_parser("check", help="check one notebook from a terminal (visible checks; --all adds hidden ones)")
     p.add_argument("notebook")
     p.add_argument("--all", action="store_true", help="instructors: run the hidden checks too")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per exercise (default 60)")
-    p.add_argument("--memory-mb", type=int, default=4096, help="memory limit in MiB (default 4096)")
+    _limit_options(p, "")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("release", help="regenerate lessons/ from solutions/ (nbgrader generate_assignment) and "
@@ -113,8 +127,7 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="folder for grades.json, grades.csv, feedback/ and the gradebook")
     p.add_argument("--jobs", type=int, default=None, help="students graded at once (default: one per core)")
     p.add_argument("--db-url", default=None, help="SQLAlchemy URL of the gradebook (default: SQLite in --out)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds per exercise per student (default 60)")
-    p.add_argument("--memory-mb", type=int, default=4096, help="memory per submission in MiB (default 4096)")
+    _limit_options(p, " per student")
     p.add_argument("--students", nargs="+", default=None, metavar="GLOB",
                    help="grade only students whose id matches one of these patterns, e.g. 'a*'")
     p.add_argument("--shard", default=None, metavar="I/N",

@@ -122,7 +122,7 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
         p["item"] = owner.get(p["cell"], "")
     try:
         bind = {i: components(i) for i in item_ids} if stand_in else {}
-        student = SandboxStudent(sandbox, limits.timeout, limits.notebook_seconds, bind)
+        student = SandboxStudent(sandbox, limits.item_seconds, limits.checks_seconds, bind)
         items = run_checks(item_ids, student, reference, include_hidden=reference is not None)
     finally:
         sandbox.close()

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ASSIGNMENT = "lesson20"            # the nbgrader assignment, its notebook's name, and the course id
+ROOT = Path(__file__).resolve().parents[1]  # the repository (or the installed package's parent)
 SOLUTIONS_DIR = "solutions"        # instructor notebooks: solutions/<ASSIGNMENT>/*.ipynb
 NOTEBOOK_GLOB = "*.ipynb"          # nbgrader takes the notebooks directly in the assignment folder
 SOLUTION_SUFFIX = "_solution"      # grade id of an item's solution cell: <item id>_solution

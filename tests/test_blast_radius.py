@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.instructor.course import Settings
+from autograder.sandbox import Limits
 from autograder.instructor.grade import TEST_FAULT
 from autograder.items import AUTO_ITEMS
 from tests.submissions import ASSIGNMENT, Append, apply_edit, make_submission
@@ -160,8 +160,8 @@ def test_a_student_past_the_deadline_is_recorded_as_timeout(tmp_path):
     reference = make_submission("reference")
     submitted = write_students(tmp_path / "submitted", {"alice": reference, "bob": reference, "slow": reference})
     out = tmp_path / "out"
-    timeout = 2  # seconds per item (the reference still grades in full): the deadline is Settings(2).deadline
-    deadline = Settings(timeout=timeout).deadline
+    timeout = 2  # seconds per item (the reference still grades in full): the deadline follows from --timeout 2
+    deadline = Limits.for_timeout(timeout).student_seconds
     with memory_cgroup(CGROUP_BYTES) as (_, prefix):
         rows, _, seconds = grade_in(prefix, submitted, out, "--jobs", "2", "--timeout", str(timeout),
                                     fault="slow:hang")

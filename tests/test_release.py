@@ -5,7 +5,8 @@ import torch
 
 from autograder.checks import expect
 from autograder.instructor import expected
-from autograder.instructor.release import ClearSolutionsNamed, stale_files
+from autograder.instructor.release import stale_files
+from autograder.instructor.stubs import ClearSolutionsNamed
 from tests.helpers import (ROOT, SOLUTION_NB, STUDENT_NB, code_lines, model_answer_sentences, nbgrader_cells, read,
                            solution_only_lines, solution_regions)
 

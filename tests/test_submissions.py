@@ -67,7 +67,7 @@ def grade_one(name: str) -> Graded:
     from tests.submissions import make_submission
 
     started = time.monotonic()
-    result = grade_notebook(make_submission(name), limits=Limits(**VARIANTS[name].limits), reference=reference())
+    result = grade_notebook(make_submission(name), limits=Limits.for_timeout(**VARIANTS[name].limits), reference=reference())
     seconds = time.monotonic() - started
     left = []
     uid = sandbox_uid()
@@ -224,10 +224,10 @@ def test_first_failing_message_names_the_cause(corpus):
 def test_every_submission_is_graded_in_bounded_time(corpus):
     from autograder.sandbox import Limits
     for name, g in corpus["graded"].items():
-        limits = Limits(**VARIANTS[name].limits)
+        limits = Limits.for_timeout(**VARIANTS[name].limits)
         # the README's worst case per submission: 3 x timeout for the notebook's runs, 3 x timeout for all
         # the checks, and a minute for starting sandboxes (the per-student deadline of `grade`)
-        bound = 2 * limits.notebook_seconds + 60
+        bound = limits.student_seconds
         assert g.seconds < bound, f"{name} took {g.seconds:.0f} s (bound {bound} s)"
 
 

@@ -1,7 +1,10 @@
 """nbgrader's gradebook for a class, and the grades exported from it: grades.json and grades.csv.
 
 The gradebook holds the scores (including any an instructor changes or adds in formgrader);
-the state files (state.py) hold what the gradebook cannot: each submission's status and reason.
+each student's record (state.py) holds what the gradebook cannot: the status, the reason and each
+item's rubric as graded. An autograded item whose score an instructor changed in formgrader is
+exported with that score, listed under "overridden" with the grader's own score, and without the
+grader's rubric, which no longer explains it.
 Several `grade` processes (shards) may share one gradebook and even one output folder, so
 setting up the gradebook and writing the exports happen under a lock.
 """
@@ -90,7 +93,8 @@ def zero_submission(db_url: str, student: str):
 
 
 def _gradebook_items(gb, student: str) -> dict:
-    """{grade id: (score, max score)} from the gradebook; manual items only once graded."""
+    """{grade id: (score, max score, autograded score or None)} from the gradebook; manual items only once
+    graded. The third is set where an instructor changed an autograded score in formgrader."""
     from nbgrader.api import MissingEntry
     try:
         notebook = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
@@ -101,7 +105,9 @@ def _gradebook_items(gb, student: str) -> dict:
     for grade in notebook.grades:
         if grade.name in manual and grade.manual_score is None:
             continue
-        found[grade.name] = (float(grade.score or 0.0), float(grade.max_score))
+        changed = grade.auto_score is not None and grade.manual_score is not None
+        found[grade.name] = (float(grade.score or 0.0), float(grade.max_score),
+                             float(grade.auto_score) if changed else None)
     return found
 
 
@@ -130,10 +136,12 @@ def export(out: Path, db_url: str, students=None, sources=()) -> dict:
                 state = _newest_state(folders, student)
                 status, reason = (state.status, clip(state.reason, "reason")) if state else ("error", "not graded yet")
                 scores = _gradebook_items(gb, student) if status != "error" else {}
-                items = {}
+                items, overridden = {}, {}
                 for item in ITEMS:
                     if item.id in scores:
-                        score, max_score = scores[item.id]
+                        score, max_score, graded = scores[item.id]
+                        if graded is not None:
+                            overridden[item.id] = round(graded, 4)
                     elif item.kind == "auto":  # every autograded item gets a row, 0 when nothing was graded
                         score, max_score = 0.0, float(item.points)
                     else:
@@ -144,8 +152,11 @@ def export(out: Path, db_url: str, students=None, sources=()) -> dict:
                     "total": round(sum(v["score"] for v in items.values()), 4),
                     "max_total": round(sum(v["max_score"] for v in items.values()), 4),
                 }
-                if state and state.rubric:  # per-behaviour detail of the autograded items, as graded
-                    doc["students"][student]["rubric"] = state.rubric
+                rubric = {i: r for i, r in (state.rubric if state else {}).items() if i not in overridden}
+                if rubric:  # per-behaviour detail of the autograded items, as graded
+                    doc["students"][student]["rubric"] = rubric
+                if overridden:  # items an instructor scored in formgrader: the grader's own score
+                    doc["students"][student]["overridden"] = overridden
                 if state and state.review:  # items set aside for manual grading: what the guard caught
                     doc["students"][student]["review"] = state.review
         write_atomic(out / "grades.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")

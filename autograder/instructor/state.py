@@ -1,8 +1,10 @@
-"""Per-student state of a class's grading: what the gradebook cannot hold.
+"""Each student's record of a class's grading, written once per grading and read by `export`.
 
 One JSON file per student in OUT/state/: the fingerprint of what was graded (so an unchanged
-submission is not graded again), the status and the reason, and the rubric detail of each item.
-The scores themselves live in nbgrader's gradebook, where an instructor may change them.
+submission is not graded again), the status and the reason, and each autograded item's score and
+rubric as the grader found them. nbgrader's gradebook holds the same scores, and any an instructor
+changes or adds in formgrader: export (gradebook.py) shows an item whose score was changed there
+with the instructor's score and without the grader's rubric.
 """
 import json
 from dataclasses import asdict, dataclass, field
@@ -18,8 +20,21 @@ class StudentRecord:
     fingerprint: str = ""                        # "" means: grade again next time
     status: str = "graded"                       # "graded", "failed", "timeout" or "error"
     reason: str = ""                             # why it is not simply "graded", for people
-    rubric: dict = field(default_factory=dict)   # item id -> per-behaviour detail (plain data)
+    items: dict = field(default_factory=dict)    # item id -> {"score", "max_score", "rubric": per behaviour}
     review: dict = field(default_factory=dict)   # item id -> why it is set aside for manual grading
+
+    @property
+    def rubric(self) -> dict:
+        """item id -> its rubric, per behaviour: {id: {"score", "max_score", "central"}} (grades.json's "rubric")."""
+        return {i: r["rubric"] for i, r in self.items.items() if r.get("rubric")}
+
+
+def item_records(result) -> dict:
+    """A grading.SubmissionResult's items as a record holds them: score, points and rubric, plain data."""
+    return {i: {"score": r.score, "max_score": float(r.item.points),
+                "rubric": {b["id"]: {"score": b["earned"] or 0.0, "max_score": b["points"], "central": b["central"]}
+                           for b in r.behaviours()}}
+            for i, r in result.items.items()}
 
 
 def state_path(out: Path, student: str) -> Path:

@@ -118,7 +118,7 @@ class Sandbox:
         cells = [c for c in self.cells if c["index"] not in self.stopped]
         nonce, key = secrets.token_hex(16), secrets.token_bytes(32)
         self.channel.key = key  # the child's messages are signed with it (channel.Channel.authentic)
-        notebook = {"cells": cells, "cell_seconds": self.limits.timeout, "nonce": nonce, "key": key.hex(),
+        notebook = {"cells": cells, "cell_seconds": self.limits.cell_seconds, "nonce": nonce, "key": key.hex(),
                     "probes": probes_file(self.isolate), "probes_sha256": PROBES_SHA256,
                     "components": self.components, "files": self.files}
         self._send(json.dumps(notebook).encode() + b"\n", deadline, doing)

@@ -47,7 +47,7 @@ class Zygote:
         self.proc.stdout.close()
         self.proc.stderr.close()
         try:
-            reply = self._receive(max(self.limits.timeout, 60))
+            reply = self._receive(max(self.limits.cell_seconds, Limits.STARTUP_SECONDS))
         except SandboxError:
             self.close()
             raise

@@ -110,6 +110,6 @@ def test_forged_notes_reach_no_report_and_the_reason_is_bounded(graded_hostile):
     assert len(json.dumps(student)) < 20_000
     feedback = (graded_hostile / "feedback" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert FORGED_NOTE not in feedback
-    results = json.loads(next((graded_hostile / ".results").glob(f"{STUDENT}.*.json")).read_text())
-    assert all(FORGED_NOTE not in r["report"] for r in results["items"].values())
+    autograded = (graded_hostile / "autograded" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
+    assert FORGED_NOTE not in autograded  # nor in any check's report, which the test cells' outputs hold
     assert not re.search(r"<img[^>]*onerror", feedback, re.IGNORECASE)

@@ -60,7 +60,7 @@ def test_child_runs_cells_in_order_and_answers_probes():
              {"index": 1, "label": "<cell 1>", "source": "Q5_ANSWER = 'abc'[X - 1]\n1 / 0", "solution": True}]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sandbox = Sandbox(cells, Limits(timeout=60), isolate=False)
+        sandbox = Sandbox(cells, Limits(), isolate=False)
     try:
         problems = sandbox.start()
         assert [(p["cell"], p["type"], p["line"]) for p in problems] == [(1, "ZeroDivisionError", 2)]
@@ -73,7 +73,7 @@ def test_child_runs_cells_in_order_and_answers_probes():
 def loaded(cells, timeout):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return Sandbox(cells, Limits(timeout=timeout, total_seconds=2 * timeout), isolate=False)
+        return Sandbox(cells, Limits(cell_seconds=timeout, item_seconds=timeout, notebook_seconds=2 * timeout, checks_seconds=2 * timeout), isolate=False)
 
 
 def test_a_cell_past_its_time_is_stopped_and_the_next_one_runs():
@@ -164,7 +164,7 @@ def test_files_beside_the_notebook_are_importable_and_read_only():
     files = {"helpers.py": b"def first(text):\n    return text[0]\n", "data/letter.txt": b"c is the one"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sandbox = Sandbox(cells, Limits(timeout=60), isolate=False, files=files)
+        sandbox = Sandbox(cells, Limits(), isolate=False, files=files)
     try:
         assert sandbox.start() == []
         answer = sandbox.request("q5_answer", {}, timeout=30)
@@ -191,7 +191,7 @@ def test_a_request_can_bind_the_references_code_in_for_one_probe():
                   "        self.scale = float(scale)\n")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sandbox = Sandbox(cells, Limits(timeout=60), isolate=False, components=components)
+        sandbox = Sandbox(cells, Limits(), isolate=False, components=components)
 
     def first_scale(**kwargs):
         answer = sandbox.request("scaler_updates", {"init": {"init_scale": 8.0}}, timeout=30, **kwargs)

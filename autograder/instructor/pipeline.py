@@ -1,0 +1,164 @@
+"""How one student is graded: nbgrader's converters and their steps, as classes and calls, in order.
+
+README, "How a submission is graded", follows a submission through this module. In a grading process
+(workers.py), for one staged submission (staging.py), `grade_student`:
+
+1. runs nbgrader's Autograde converter (`run_converter`), whose steps are the classes below:
+   SANITIZE on the submitted notebook, then AUTOGRADE on the sanitized one. GradeOutOfProcess
+   (preprocessor.py) runs the code in the sandbox and the checks here, writes each test cell's
+   report and score, which SaveAutoGrades records in the gradebook, and hands its whole result
+   to this module (`preprocessor.take_result`);
+2. runs nbgrader's GenerateFeedback converter: the feedback page, from the autograded notebook;
+3. writes the student's record (state.py) once: status, reason, and each item's score and rubric.
+   `export` (gradebook.py) reads it beside the gradebook's scores.
+
+`configure` installs these steps in a traitlets Config: course.nbgrader_config() for `grade`, and the
+repository's nbgrader_config.py for nbgrader's own commands and formgrader. Importing this module
+does not import torch: the grading step imports the sandbox when it first runs.
+"""
+import logging
+import time
+import warnings
+from pathlib import Path
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme,
+                                    ClearOutput, ComputeChecksums, DeduplicateIds, IgnorePattern, IncludeHeaderFooter,
+                                    InstantiateTests, LimitOutput, LockCells, OverwriteCells, OverwriteKernelspec,
+                                    SaveAutoGrades, SaveCells)
+
+from ..items import ASSIGNMENT
+from ..text import clip
+from .gradebook import zero_submission
+from .preprocessor import GradeOutOfProcess, take_result
+from .stubs import ClearSolutionsNamed
+from .repair import RepairStructure
+from .review import FlagForReview
+from .sanitize import SanitizeHtml
+from .staging import Staged
+from .state import StudentRecord, item_records, save_state
+
+# `python -m autograder release` (nbgrader generate_assignment): student stubs that name their exercise;
+# the rest is nbgrader's default list, in its order: ClearHiddenTests after ComputeChecksums and
+# SaveCells, then ComputeChecksums again.
+RELEASE = [IncludeHeaderFooter, InstantiateTests, LockCells, ClearSolutionsNamed, ClearOutput, CheckCellMetadata,
+           ComputeChecksums, SaveCells, ClearHiddenTests, ClearMarkScheme, ComputeChecksums, CheckCellMetadata]
+
+# Autograde, first pass, on the notebook as submitted. RepairStructure first, so that a copied cell (a
+# duplicated grade id), a check cell turned into markdown or damaged metadata is repaired and noted rather
+# than failing the whole submission (it drops a submission's own copy of the grader's metadata before it
+# writes its own); then SanitizeHtml, which makes every cell safe in formgrader's and the feedback's HTML
+# pages (after the repair, which may turn a markdown cell back into code; before the notebook is written,
+# since both pages are made from it); then nbgrader's own steps, in its order (OverwriteCells puts back
+# the instructor's grade cells).
+SANITIZE = [RepairStructure, SanitizeHtml, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells,
+            CheckCellMetadata]
+
+# Autograde, second pass: GradeOutOfProcess takes the place of nbgrader's Execute; FlagForReview comes after
+# SaveAutoGrades, whose flags it overrides; the order is nbgrader's own otherwise.
+AUTOGRADE = [GradeOutOfProcess, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, FlagForReview,
+             AssignLatePenalties, CheckCellMetadata]
+
+DB_ERRORS = ("sqlalchemy", "psycopg", "InvalidEntry", "database is locked", "OperationalError")
+
+
+def configure(c):
+    """Install the steps above in the traitlets Config `c` (the whole lists are assigned: nbgrader reads its
+    configuration file twice, so .insert() would add a step twice)."""
+    c.GenerateAssignment.preprocessors = list(RELEASE)
+    c.Autograde.sanitize_preprocessors = list(SANITIZE)
+    c.Autograde.autograde_preprocessors = list(AUTOGRADE)
+    c.OverwriteCells.add_missing_cells = True  # a test cell a student deleted comes back, rather than scoring 0
+
+
+def grade_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> StudentRecord:
+    """Grade one staged student whose notebook is there to grade (grade.gradable), with the class's nbgrader
+    configuration `cfg` (course.nbgrader_config); save and return their record."""
+    student, notes = record.student, list(staged.notes)
+    db_url = cfg.CourseDirectory.db_url
+    error = run_with_retries(cfg, student, "autograde")
+    result = take_result(student, ASSIGNMENT)
+    if is_db_error(error):
+        # not the submission's fault: no fingerprint, so the next run grades this student again
+        record.status, record.fingerprint, record.reason = "error", "", f"gradebook error: {error}"
+    elif error:  # nbgrader refused the submission (e.g. broken cell metadata): it gets zeros
+        zero_submission(db_url, student)
+        record.status, record.reason = "failed", f"nbgrader could not autograde it: {error}"
+    elif result is None:
+        record.status, record.reason = "failed", "the grader wrote no results"
+    else:
+        record.status, record.reason = result.status, clip(result.reason, "reason")
+        record.items = item_records(result)
+        record.review = {i: [clip(f, "note") for f in flags] for i, flags in result.review.items()}
+        error = run_with_retries(cfg, student, "feedback")
+        if error:
+            notes.append(clip(f"no feedback: {error}", "note"))
+    record.reason = clip("; ".join(filter(None, [staged.problem, *notes, record.reason])), "reason")
+    save_state(out, record)
+    return record
+
+
+class _ErrorLog(logging.Handler):
+    """Keeps nbgrader's error messages (it logs a failure's cause, then raises a generic exception)."""
+
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+    def cause(self) -> str:
+        for message in self.messages:
+            if message.startswith("Traceback"):
+                return message.strip().splitlines()[-1]
+        return next((m for m in self.messages if not m.startswith("There was an error")), "")
+
+
+def _quiet_nbgrader() -> _ErrorLog:
+    """Route nbgrader's log (in this worker process) to a collector instead of the terminal."""
+    warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader 0.9 on SQLAlchemy 2
+    errors = _ErrorLog()
+    log = logging.getLogger("traitlets")
+    log.handlers[:] = [errors]
+    log.propagate = False
+    log.setLevel(logging.ERROR)
+    return errors
+
+
+def run_converter(cfg, student: str, converter: str) -> str:
+    """Run one nbgrader converter (Autograde or GenerateFeedback) for one student; return its error, or ''."""
+    from nbgrader.converters import Autograde, GenerateFeedback
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config import Config
+
+    errors = _quiet_nbgrader()
+    coursedir = CourseDirectory(config=cfg)
+    coursedir.assignment_id, coursedir.student_id = ASSIGNMENT, student
+    try:
+        if converter == "autograde":
+            app = Autograde(coursedir=coursedir, config=cfg)
+            app.create_student = True
+        else:
+            feedback_cfg = Config(cfg)
+            feedback_cfg.HTMLExporter.template_name = "feedback"
+            app = GenerateFeedback(coursedir=coursedir, config=feedback_cfg)
+        app.force = True
+        app.start()
+    except Exception as exc:
+        return errors.cause() or f"{type(exc).__name__}: {exc}"
+    return ""
+
+
+def run_with_retries(cfg, student: str, converter: str, attempts: int = 3) -> str:
+    """Retry when the gradebook was busy or unreachable, which is not the submission's fault."""
+    for attempt in range(attempts):
+        error = run_converter(cfg, student, converter)
+        if not is_db_error(error):
+            return error
+        time.sleep(1 + 2 * attempt)
+    return error
+
+
+def is_db_error(error: str) -> bool:
+    return any(e in error for e in DB_ERRORS)
