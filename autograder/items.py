@@ -12,6 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]  # the repository (or the installed p
 SOLUTIONS_DIR = "solutions"        # instructor notebooks: solutions/<ASSIGNMENT>/*.ipynb
 NOTEBOOK_GLOB = "*.ipynb"          # nbgrader takes the notebooks directly in the assignment folder
 SOLUTION_SUFFIX = "_solution"      # grade id of an item's solution cell: <item id>_solution
+PACKAGE_DIR = Path(__file__).parent
+CHECKS_DIR = PACKAGE_DIR / "checks"                 # the visible checks: checks/test_<item id>.py
+HIDDEN_DIR = PACKAGE_DIR / "instructor" / "hidden"  # the hidden checks, shipped to instructors only
 
 
 @dataclass(frozen=True)

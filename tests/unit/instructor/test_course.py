@@ -1,8 +1,14 @@
-"""course: the class's nbgrader configuration, and the per-student deadline its Limits give."""
-import pytest
+"""autograder.instructor.course: the per-student deadline follows the Limits made from --timeout, and nbgrader's
+configuration for a class points at that class's folders and gradebook, with the grading steps installed."""
+from pathlib import Path
 
-from autograder.instructor.course import CLASS_FOLDERS, nbgrader_config
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+from autograder.instructor.course import CLASS_FOLDERS, nbgrader_config, write_formgrader_config
+from autograder.instructor.gradebook import COURSE_ID
 from autograder.instructor.pipeline import AUTOGRADE, SANITIZE
+from autograder.items import ASSIGNMENT, SOLUTIONS_DIR
 from autograder.sandbox import Limits
 
 
@@ -18,11 +24,25 @@ def test_without_a_timeout_the_limits_are_the_defaults():
     assert Limits.for_timeout(None) == Limits() and Limits.for_timeout(None, memory_mb=512).memory_mb == 512
 
 
-def test_the_class_configuration_points_at_its_folders_and_installs_the_pipeline(tmp_path):
+def test_nbgrader_config_points_at_the_class_folders_and_gradebook_and_installs_the_pipeline(tmp_path):
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     limits = Limits.for_timeout(5, memory_mb=1024)
-    cfg = nbgrader_config(tmp_path, "sqlite:///x.db", limits)
+    cfg = nbgrader_config(tmp_path, db_url, limits)
     for setting, folder in CLASS_FOLDERS.items():
-        assert getattr(cfg.CourseDirectory, setting) == str(tmp_path / folder)
-    assert cfg.CourseDirectory.db_url == "sqlite:///x.db"
+        assert Path(cfg.CourseDirectory[setting]) == tmp_path / folder
+    assert cfg.CourseDirectory.db_url == db_url and cfg.CourseDirectory.course_id == COURSE_ID
+    assert (Path(cfg.CourseDirectory.root) / SOLUTIONS_DIR / ASSIGNMENT).is_dir()
     assert cfg.GradeOutOfProcess.limits == limits
     assert cfg.Autograde.sanitize_preprocessors == SANITIZE and cfg.Autograde.autograde_preprocessors == AUTOGRADE
+
+
+def test_the_formgrader_config_loads_and_points_at_this_class(tmp_path):
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    write_formgrader_config(tmp_path, db_url)
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+    assert cfg.CourseDirectory.root == str(tmp_path) and cfg.CourseDirectory.db_url == db_url
+    for setting, folder in CLASS_FOLDERS.items():
+        assert Path(cfg.CourseDirectory[setting]) == tmp_path / folder
+    assert (Path(cfg.CourseDirectory.source_directory) / ASSIGNMENT).is_dir()
+    # the repository's own configuration is loaded too: the grading steps are there
+    assert cfg.Autograde.autograde_preprocessors == AUTOGRADE

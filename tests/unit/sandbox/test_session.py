@@ -1,58 +1,12 @@
-"""autograder.sandbox on its own: the channel's framing, the zip guard, the error's fields, and one
-child started without bubblewrap (fast: no isolation to set up)."""
-import io
+"""autograder.sandbox.session: a Sandbox started without bubblewrap (fast: no isolation to set up), one
+start per test: cells run in order, time limits, a cell that ends the process, files, bound components."""
 import json
 import os
-import time
 import warnings
 
 import pytest
-import torch
 
-from autograder.sandbox import Limits, Sandbox, SandboxError, stored_zip
-from autograder.sandbox.channel import Channel, Drain
-
-
-def channel_pair():
-    """A Channel whose other ends the test holds: (channel, write-to-replies fd, read-requests fd)."""
-    requests, replies, out, err = os.pipe(), os.pipe(), os.pipe(), os.pipe()
-    for fd in (out[1], err[1]):
-        os.close(fd)
-    ch = Channel(1, requests[1], replies[0], Drain(out[0], 100), Drain(err[0], 100))
-    return ch, replies[1], requests[0]
-
-
-def test_channel_reads_lines_and_exact_bytes():
-    ch, theirs, _ = channel_pair()
-    os.write(theirs, b'{"a": 1}\n' + b"xyz" + b'{"b": 2}\n')
-    deadline = time.monotonic() + 2
-    assert ch.line(deadline) == {"a": 1}
-    assert ch.exact(3, deadline) == b"xyz"
-    assert ch.line(deadline) == {"b": 2}
-    os.close(theirs)
-    assert ch.line(deadline) is None  # the child's end closed: it died
-
-
-def test_channel_times_out_and_rejects_garbage():
-    ch, theirs, _ = channel_pair()
-    with pytest.raises(TimeoutError):
-        ch.line(time.monotonic() + 0.2)
-    os.write(theirs, b"[1, 2]\n")
-    with pytest.raises(ValueError, match="unreadable"):
-        ch.line(time.monotonic() + 1)
-
-
-def test_stored_zip_accepts_torch_save_only():
-    buffer = io.BytesIO()
-    torch.save({"status": "ok"}, buffer)
-    assert stored_zip(buffer.getvalue(), 2**20)
-    assert not stored_zip(buffer.getvalue(), 10)
-    assert not stored_zip(b"garbage", 2**20)
-
-
-def test_error_names_the_signal():
-    assert SandboxError("crashed", "x", status=-9, died=True).signal_name == "SIGKILL"
-    assert SandboxError("crashed", "x", status=3, died=True).signal_name is None
+from autograder.sandbox import Limits, Sandbox, SandboxError
 
 
 def test_child_runs_cells_in_order_and_answers_probes():
@@ -73,7 +27,9 @@ def test_child_runs_cells_in_order_and_answers_probes():
 def loaded(cells, timeout):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return Sandbox(cells, Limits(cell_seconds=timeout, item_seconds=timeout, notebook_seconds=2 * timeout, checks_seconds=2 * timeout), isolate=False)
+        limits = Limits(cell_seconds=timeout, item_seconds=timeout, notebook_seconds=2 * timeout,
+                        checks_seconds=2 * timeout)
+        return Sandbox(cells, limits, isolate=False)
 
 
 def test_a_cell_past_its_time_is_stopped_and_the_next_one_runs():
@@ -113,41 +69,6 @@ def test_a_cell_that_ends_the_process_is_left_out_of_a_fresh_run():
         assert sandbox.request("q5_answer", {}, timeout=30)["answer"]["value"] == "b"
     finally:
         sandbox.close()
-
-
-def test_only_the_childs_signed_replies_are_answers():
-    """What the student's code writes into the reply pipe (a forged answer with the right id and even the
-    right nonce, a line without its end) cannot pass for the child's answer: the child signs each message
-    with the run's key (HMAC), which only its own locals hold, and starts it on a new line."""
-    import hashlib
-    import hmac
-    ch, theirs, _ = channel_pair()
-    ch.key = b"k" * 32
-
-    def message(header, payload, key):
-        line = json.dumps(header).encode()
-        tag = hmac.new(key, line + b"\n" + payload, hashlib.sha256).hexdigest().encode()
-        return b"\n" + tag + b" " + line + b"\n" + payload
-
-    def saved(value):
-        buffer = io.BytesIO()
-        torch.save({"status": "ok", "value": value}, buffer)
-        return buffer.getvalue()
-
-    forged, real = saved(1), saved(2)
-    header = {"id": 1, "nonce": "n1", "size": len(forged)}
-    os.write(theirs, b"garbage without an end" + message(header, forged, b"x" * 32)   # a guessed key
-             + json.dumps(header).encode() + b"\n" + forged                          # no tag at all
-             + message({"id": 1, "nonce": "n1", "size": len(real)}, real, ch.key))
-    assert ch.answer(1, time.monotonic() + 2, 2**20, "n1") == {"status": "ok", "value": 2}
-    assert ch.forged >= 2
-
-
-def test_the_sandbox_transforms_magics_itself():
-    """IPython's transform runs in the sandbox, on the cell's clock, not in the grader."""
-    from autograder.sandbox.worker import ipython_source
-    assert ipython_source("%matplotlib inline\nx = 1").splitlines() == [
-        "get_ipython().run_line_magic('matplotlib', 'inline')", "x = 1"]
 
 
 def test_files_beside_the_notebook_are_importable_and_read_only():

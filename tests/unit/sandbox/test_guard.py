@@ -5,11 +5,11 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
-
 import pytest
 
-GUARD = Path(__file__).resolve().parents[2] / "autograder" / "sandbox" / "guard.py"
+from autograder.items import PACKAGE_DIR
+
+GUARD = PACKAGE_DIR / "sandbox" / "guard.py"
 
 SETUP = f'''
 import importlib.util, json, sys

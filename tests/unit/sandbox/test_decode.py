@@ -9,7 +9,7 @@ from collections import OrderedDict
 import pytest
 import torch
 
-from autograder.sandbox.decode import MAX_DEPTH, MAX_NODES, MAX_TEXT, Refused, read_answer
+from autograder.sandbox.decode import MAX_DEPTH, MAX_NODES, MAX_TEXT, Refused, read_answer, stored_zip
 
 LIMIT = 64 * 2**20
 
@@ -116,3 +116,11 @@ def test_garbage_is_a_protocol_error_not_a_crash():
     for payload in (b"garbage", forged(b"\x80\x02\xff\xff"), forged(b"\x80\x04\x95")):
         with pytest.raises(ValueError):
             read_answer(payload, LIMIT)
+
+
+def test_stored_zip_accepts_torch_save_only():
+    buffer = io.BytesIO()
+    torch.save({"status": "ok"}, buffer)
+    assert stored_zip(buffer.getvalue(), 2**20)
+    assert not stored_zip(buffer.getvalue(), 10)
+    assert not stored_zip(b"garbage", 2**20)

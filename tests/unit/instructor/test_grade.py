@@ -1,0 +1,69 @@
+"""autograder.instructor.grade: what decides that a student is graded again (their files, the settings, the
+grader), and the feedback page of a submission nbgrader could not grade."""
+import shutil
+from html.parser import HTMLParser
+
+import pytest
+
+from autograder.instructor import grade
+from autograder.sandbox import Limits
+from autograder.instructor.state import StudentRecord
+from autograder.items import ASSIGNMENT, AUTO_ITEMS, CHECKS_DIR, PACKAGE_DIR, solution_notebooks
+
+
+@pytest.fixture
+def submission(tmp_path):
+    folder = tmp_path / "ada" / ASSIGNMENT
+    folder.mkdir(parents=True)
+    (folder / f"{ASSIGNMENT}.ipynb").write_text('{"cells": []}')
+    return folder.parent
+
+
+def test_a_students_fingerprint_changes_with_their_files_the_settings_and_the_grader(submission):
+    first = grade.fingerprint(submission, Limits(), "grader-1")
+    assert grade.fingerprint(submission, Limits(), "grader-1") == first
+    others = [grade.fingerprint(submission, Limits.for_timeout(30.0), "grader-1"),
+              grade.fingerprint(submission, Limits(memory_mb=1024), "grader-1"),
+              grade.fingerprint(submission, Limits(), "grader-2")]
+    (submission / ASSIGNMENT / "helpers.py").write_text("X = 1\n")
+    others.append(grade.fingerprint(submission, Limits(), "grader-1"))
+    assert len({first, *others}) == 1 + len(others)
+
+
+def test_the_grader_fingerprint_changes_when_a_check_changes(tmp_path, monkeypatch):
+    root = PACKAGE_DIR.parent
+    copy = tmp_path / "root"
+    shutil.copytree(PACKAGE_DIR, copy / PACKAGE_DIR.name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(root / "nbgrader_config.py", copy)
+    for notebook in solution_notebooks(root):
+        (copy / notebook.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(notebook, copy / notebook.relative_to(root))
+    monkeypatch.setattr(grade, "ROOT", copy)
+    before = grade.grader_fingerprint()
+    assert grade.grader_fingerprint() == before
+    check = copy / CHECKS_DIR.relative_to(root) / f"test_{AUTO_ITEMS[0].id}.py"
+    check.write_text(check.read_text() + "\n# a changed check\n")
+    assert grade.grader_fingerprint() != before
+
+
+class _Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.text = [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_the_failure_page_escapes_the_reason_and_lists_every_item_at_zero(tmp_path):
+    reason = "<script>alert(1)</script> nbgrader could not autograde it"
+    grade.write_failure_feedback(tmp_path, StudentRecord("ada", status="failed", reason=reason))
+    page = _Page()
+    page.feed((tmp_path / "feedback" / "ada" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text())
+    text = "".join(page.text)
+    assert "script" not in page.tags and reason in text and "failed" in text
+    for item in AUTO_ITEMS:
+        assert f"{item.title}0 / {item.points:g}" in text

@@ -1,0 +1,29 @@
+"""autograder.sandbox.isolation: the command that starts the zygote, with and without bubblewrap."""
+import os
+import sys
+
+import pytest
+
+from autograder.sandbox import Limits
+from autograder.sandbox.isolation import BOX, PROBES, command, have_bwrap, probes_file, sandbox_uid
+
+
+def test_without_isolation_it_is_a_plain_isolated_python():
+    cmd = command(Limits(), isolate=False, uid=None, cgroup=None)
+    assert cmd[:2] == [sys.executable, "-I"] and os.path.isfile(cmd[2]) and os.path.isfile(probes_file(False))
+
+
+@pytest.mark.skipif(not have_bwrap(), reason="bubblewrap is not installed")
+def test_with_bubblewrap_there_is_no_network_and_no_instructor_package():
+    cmd = command(Limits(), isolate=True, uid=None, cgroup=None)
+    assert cmd[0] == "bwrap" and "--unshare-net" in cmd and "--die-with-parent" in cmd
+    instructor = cmd.index(f"{BOX}/lib/autograder/instructor")
+    assert cmd[instructor - 1] == "--tmpfs"  # the hidden checks are hidden under an empty folder
+    assert cmd[-3] == PROBES == probes_file(True)
+
+
+def test_the_uid_is_unprivileged_and_differs_per_grading_process():
+    uid = sandbox_uid(1)
+    if uid is None:
+        pytest.skip("not root or no setpriv: submissions run under the grader's uid")
+    assert uid >= 61000 and sandbox_uid(1) == uid != sandbox_uid(2)

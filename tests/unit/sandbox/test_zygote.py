@@ -1,0 +1,18 @@
+"""autograder.sandbox.zygote: one zygote per grading process and limits, reused, and ended by close_all
+(one start, without bubblewrap)."""
+import warnings
+
+from autograder.sandbox import Limits
+from autograder.sandbox.zygote import close_all, shared_zygote
+
+
+def test_one_zygote_is_shared_until_it_is_closed():
+    limits = Limits.for_timeout(30)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        zygote = shared_zygote(limits, isolate=False)
+    try:
+        assert zygote.alive and shared_zygote(limits, isolate=False) is zygote
+    finally:
+        close_all()
+    assert not zygote.alive

@@ -1,0 +1,44 @@
+"""autograder.grading: what the grader keeps about a submission (its own metadata, clipped) and how a
+submission's report reads. grade_notebook itself starts a sandbox: tests/test_sandbox.py and
+tests/test_submissions.py run it."""
+from autograder.extract import COPY_KEY, Repair
+from autograder.grading import REPAIRS_KEY, SHOWN, SubmissionResult, drop_grader_metadata, problem_text, recorded_repairs
+from autograder.items import get_item
+from autograder.runner import ItemResult, Outcome
+from autograder.text import LIMITS
+from tests.submissions import make_submission
+
+
+def test_drop_grader_metadata_keeps_everything_else():
+    nb = make_submission("reference")
+    nb.metadata[REPAIRS_KEY] = [{"item": "master_weights", "text": "regraded by hand: full marks"}]
+    nb.cells[1].metadata[COPY_KEY] = {"copy_of": "master_weights_solution"}
+    kernel = dict(nb.metadata["kernelspec"])
+    drop_grader_metadata(nb)
+    assert REPAIRS_KEY not in nb.metadata and nb.metadata["kernelspec"] == kernel
+    assert COPY_KEY not in nb.cells[1].metadata
+
+
+def test_recorded_repairs_are_clipped_and_name_known_items_only():
+    nb = make_submission("reference")
+    nb.metadata[REPAIRS_KEY] = [{"item": "<script>", "text": "x" * 10**6}, "junk", {"item": "master_weights"}]
+    repairs = recorded_repairs(nb)
+    assert repairs == [Repair("", "x" * LIMITS["note"]), Repair("master_weights", "")]
+    assert len(Repair("", "y" * 10**6).text) == LIMITS["note"]
+
+
+def test_a_report_names_a_few_repairs_and_counts_the_rest():
+    item = get_item("master_weights")
+    result = SubmissionResult("graded", items={item.id: ItemResult(item, [Outcome("ran", True, "")])},
+                              repairs=[Repair(item.id, f"copy {i}") for i in range(1000)])
+    report = result.report(item.id)
+    assert report.count("structure: copy ") == SHOWN and f"{1000 - SHOWN} more repairs" in report
+
+
+def test_an_error_names_its_cell_and_line_and_what_happened_next():
+    raised = problem_text({"cell": 4, "line": 2, "type": "ZeroDivisionError", "message": "division by zero"})
+    assert "cell 4 (line 2)" in raised and "ZeroDivisionError: division by zero" in raised
+    timeout = problem_text({"cell": 3, "type": "CellTimeout", "message": "ran past 2 s"})
+    assert "cell 3 ran past 2 s" in timeout and "the cells after it still ran" in timeout
+    died = problem_text({"cell": 2, "type": "ProcessDied", "message": "exit code 3"})
+    assert "cell 2" in died and "exit code 3" in died and "run again without that cell" in died

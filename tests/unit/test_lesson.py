@@ -1,0 +1,53 @@
+"""autograder.lesson: the helpers the lesson's demos call: device choice, shorter demos under the autograder,
+the digits split, byte counts of storages, and demos that wait for an unwritten exercise."""
+import pytest
+import torch
+
+from autograder import lesson
+
+
+def test_a_forced_device_is_taken_and_a_wrong_one_named(monkeypatch):
+    monkeypatch.setenv(lesson.DEVICE_VARIABLE, "CPU ")
+    assert lesson.pick_device() == torch.device("cpu")
+    monkeypatch.setenv(lesson.DEVICE_VARIABLE, "tpu")
+    with pytest.raises(ValueError, match=lesson.DEVICE_VARIABLE):
+        lesson.pick_device()
+
+
+def test_demos_run_short_only_under_the_autograder(monkeypatch):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert not lesson.is_autograding() and lesson.demo_size(100, 5) == 100
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert lesson.is_autograding() and lesson.demo_size(100, 5) == 5
+
+
+def test_digits_split_into_disjoint_train_and_test_sets():
+    x_train, y_train, x_test, y_test = lesson.load_digits(test_fraction=0.25, seed=3)
+    assert x_train.shape[1] == 64 and len(x_test) == int(0.25 * (len(x_train) + len(x_test)))
+    assert 0 <= float(x_train.min()) and float(x_train.max()) <= 1 and set(y_test.tolist()) <= set(range(10))
+    again = lesson.load_digits(test_fraction=0.25, seed=3)
+    assert torch.equal(again[0], x_train) and torch.equal(again[3], y_test)
+
+
+def test_a_shared_storage_is_counted_once():
+    a = torch.zeros(100, dtype=torch.float16)
+    assert lesson.tensor_bytes([a, a[10:], a.view(10, 10), None]) == a.numel() * a.element_size()
+    assert lesson.tensor_bytes([a, torch.zeros(3)]) == 200 + 12
+
+
+def test_optimizer_state_bytes_counts_adams_two_moments():
+    model = lesson.make_mlp((4, 3), seed=0)
+    optimizer = torch.optim.Adam(model.parameters())
+    model(torch.ones(2, 4)).sum().backward()
+    optimizer.step()
+    params = sum(p.numel() * p.element_size() for p in model.parameters())
+    steps = sum(s["step"].numel() * s["step"].element_size() for s in optimizer.state.values())
+    assert lesson.optimizer_state_bytes(optimizer) == 2 * params + steps
+
+
+def test_a_demo_that_needs_an_unwritten_exercise_says_so(capsys):
+    with lesson.needs("underflow_fraction"):
+        raise NotImplementedError("Exercise 1")
+    assert "underflow_fraction" in capsys.readouterr().out
+    with pytest.raises(ValueError), lesson.needs("underflow_fraction"):
+        raise ValueError("a real bug is not hidden")

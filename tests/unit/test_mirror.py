@@ -1,0 +1,45 @@
+"""Tests mirror the package: autograder/<path>/<module>.py is tested in tests/unit/<path>/test_<module>.py.
+
+The checks themselves (test_<item id>.py in the checks folders items.py names) and conftest.py files are
+not modules; a package's __init__.py only gathers its modules, so it has no mirror of its own.
+"""
+from pathlib import Path
+
+from autograder.items import CHECKS_DIR, HIDDEN_DIR, PACKAGE_DIR
+
+UNIT = Path(__file__).parent
+
+
+def is_check(path: Path) -> bool:
+    return path.name == "conftest.py" or (path.parent in (CHECKS_DIR, HIDDEN_DIR) and path.name.startswith("test_"))
+
+
+def package_modules() -> list:
+    return sorted(p for p in PACKAGE_DIR.rglob("*.py") if p.name != "__init__.py" and not is_check(p))
+
+
+def mirror(module: Path) -> Path:
+    """autograder/sandbox/decode.py -> tests/unit/sandbox/test_decode.py (__main__.py -> test_main.py)."""
+    relative = module.relative_to(PACKAGE_DIR)
+    return UNIT / relative.parent / f"test_{relative.stem.strip('_')}.py"
+
+
+def test_the_walk_finds_modules_and_leaves_the_checks_out():
+    found = {m.relative_to(PACKAGE_DIR).as_posix() for m in package_modules()}
+    assert {"report.py", "sandbox/decode.py", "instructor/course.py", "checks/expect.py", "__main__.py"} <= found
+    checks = sorted(CHECKS_DIR.glob("test_*.py")) + sorted(HIDDEN_DIR.glob("test_*.py"))
+    assert checks and not any(is_check(PACKAGE_DIR / f) for f in found)
+    assert mirror(PACKAGE_DIR / "sandbox" / "decode.py") == UNIT / "sandbox" / "test_decode.py"
+
+
+def test_every_module_has_a_mirror_test():
+    missing = [m.relative_to(PACKAGE_DIR).as_posix() for m in package_modules() if not mirror(m).is_file()]
+    assert not missing, ("modules of autograder/ without a test file in tests/unit/ at the same path "
+                         f"(autograder/<path>/<module>.py -> tests/unit/<path>/test_<module>.py): {', '.join(missing)}")
+
+
+def test_every_unit_test_file_mirrors_a_module():
+    mirrors = {mirror(m) for m in package_modules()}
+    orphans = [t.relative_to(UNIT).as_posix() for t in sorted(UNIT.rglob("test_*.py"))
+               if t not in mirrors and t != Path(__file__)]
+    assert not orphans, f"unit test files that mirror no module of autograder/ (moved or deleted?): {', '.join(orphans)}"
