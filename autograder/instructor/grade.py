@@ -30,7 +30,7 @@ from ..sandbox.errors import Limits
 from ..text import clip
 from .course import nbgrader_config, prepare_gradebook, put_alembic_on_path, write_formgrader_config
 from .gradebook import export, normalise_db_url, submitted_students, zero_submission
-from .pipeline import grade_student
+from .pipeline import grade_student, warm_up
 from .staging import NOTEBOOK, Staged, select_students, stage, staged_notebook, submission_fingerprint, usable_id
 from .state import StudentRecord, load_state, save_state
 from .workers import Workers
@@ -110,23 +110,31 @@ def run(submitted_dir, out_dir, jobs=None, db_url=None, limits: Limits = Limits(
     db_url = normalise_db_url(db_url or f"sqlite:///{out / 'gradebook.db'}")
     grader = grader_fingerprint()
     names = select_students(submitted, students, shard)
-    put_alembic_on_path()
-    prepare_gradebook(nbgrader_config(out, db_url, limits), out)
-    write_formgrader_config(out, db_url)
-
-    in_gradebook = submitted_students(db_url)
-    todo = []
-    for name in names:
-        state = load_state(out, name)
-        if (force or state is None or state.fingerprint != fingerprint(submitted / name, limits, grader)
-                or (usable_id(name) and name not in in_gradebook)):  # e.g. a new or emptied gradebook
-            todo.append(name)
-    print(f"{len(names)} students selected: grading {len(todo)}, "
-          f"{len(names) - len(todo)} unchanged since the last run", file=sys.stderr, flush=True)
-    if todo:
-        jobs = max(1, jobs or os.cpu_count() or 1)
-        _grade_all(todo, submitted, out, db_url, limits, grader, jobs, progress)
+    changed = [n for n in names if force or _changed(out, submitted, n, limits, grader)]
+    # the grading processes warm up (imports, the reference, the sandbox) while the gradebook is set up
+    spawn = multiprocessing.get_context("spawn")  # no forked torch or sqlite state in workers
+    pool = Workers(_grade_in_worker, max(1, jobs or os.cpu_count() or 1), limits.student_seconds, spawn,
+                   warm=(warm_up, (limits,)))
+    try:
+        pool.start(len(changed))
+        put_alembic_on_path()
+        prepare_gradebook(nbgrader_config(out, db_url, limits), out)
+        write_formgrader_config(out, db_url)
+        in_gradebook = submitted_students(db_url)
+        todo = [n for n in names if n in changed or (usable_id(n) and n not in in_gradebook)]  # e.g. a new gradebook
+        print(f"{len(names)} students selected: grading {len(todo)}, "
+              f"{len(names) - len(todo)} unchanged since the last run", file=sys.stderr, flush=True)
+        if todo:
+            _grade_all(pool, todo, submitted, out, db_url, limits, grader, progress)
+    finally:
+        pool.close()
     return export(out, db_url)
+
+
+def _changed(out: Path, submitted: Path, student: str, limits: Limits, grader: str) -> bool:
+    """Whether the student's submission, the grader or the limits changed since their last grading."""
+    state = load_state(out, student)
+    return state is None or state.fingerprint != fingerprint(submitted / student, limits, grader)
 
 
 def _grade_in_worker(record: StudentRecord, staged: Staged, out: str, db_url: str, limits: Limits):
@@ -142,7 +150,7 @@ def _grade_in_worker(record: StudentRecord, staged: Staged, out: str, db_url: st
     return grade_one(record, staged, out, db_url, limits)
 
 
-def _grade_all(todo, submitted, out, db_url, limits, grader, jobs, progress):
+def _grade_all(pool: Workers, todo, submitted, out, db_url, limits, grader, progress):
     from tqdm.auto import tqdm
     bar = tqdm(total=len(todo), desc="grading", unit="student", disable=not progress)
     staged = {}
@@ -156,8 +164,6 @@ def _grade_all(todo, submitted, out, db_url, limits, grader, jobs, progress):
             bar.set_postfix_str(f"{student}: {record.status}")
             bar.update(1)
     # one student per grading process at a time: a process that dies or overruns costs only its student
-    spawn = multiprocessing.get_context("spawn")  # no forked torch or sqlite state in workers
-    pool = Workers(_grade_in_worker, jobs, limits.student_seconds, spawn)
     deaths = dict.fromkeys(staged, 0)
     for student, (record, found) in staged.items():
         pool.submit(student, (record, found, str(out), db_url, limits))
@@ -180,7 +186,6 @@ def _grade_all(todo, submitted, out, db_url, limits, grader, jobs, progress):
             bar.set_postfix_str(f"{student}: {record.status}")
             bar.update(1)
     finally:
-        pool.close()
         bar.close()
 
 

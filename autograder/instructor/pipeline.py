@@ -71,6 +71,20 @@ def configure(c):
     c.OverwriteCells.add_missing_cells = True  # a test cell a student deleted comes back, rather than scoring 0
 
 
+def warm_up(limits):
+    """What a grading process pays once, before its first student (workers.Workers runs it while the main
+    process sets up the gradebook): the grading modules and nbgrader's converters imported, the reference
+    executed, and the sandbox's zygote started under these limits."""
+    from nbgrader.converters import Autograde, GenerateFeedback  # noqa: F401
+
+    from ..sandbox import have_bwrap
+    from ..sandbox.zygote import shared_zygote
+    from .reference import reference
+    reference()
+    if have_bwrap():  # without bubblewrap each submission starts a fresh sandbox: nothing to keep warm
+        shared_zygote(limits, True)
+
+
 def grade_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> StudentRecord:
     """Grade one staged student whose notebook is there to grade (grade.gradable), with the class's nbgrader
     configuration `cfg` (course.nbgrader_config); save and return their record."""

@@ -37,9 +37,15 @@ def die_with_parent():
             pass
 
 
-def serve(conn, function):
-    """A worker's loop: (key, args) in, (value, error text) out, until the pipe closes."""
+def serve(conn, function, warm):
+    """A worker's loop: (key, args) in, (value, error text) out, until the pipe closes. It first runs
+    `warm` (function, args), if given: what every key would otherwise pay for on its first run."""
     die_with_parent()
+    if warm is not None:
+        try:
+            warm[0](*warm[1])
+        except Exception:  # the first key pays for it instead, and meets the error itself if it lasts
+            pass
     conn.send("ready")
     while True:
         try:
@@ -64,9 +70,9 @@ def ending(exitcode) -> str:
 
 
 class Worker:
-    def __init__(self, context, function):
+    def __init__(self, context, function, warm=None):
         self.conn, theirs = context.Pipe()
-        self.process = context.Process(target=serve, args=(theirs, function), daemon=True)
+        self.process = context.Process(target=serve, args=(theirs, function, warm), daemon=True)
         self.process.start()
         theirs.close()
         self.ready = False
@@ -84,13 +90,20 @@ class Worker:
 
 
 class Workers:
-    """Up to `count` workers running `function(*args)` for each submitted key, each within `deadline` seconds."""
+    """Up to `count` workers running `function(*args)` for each submitted key, each within `deadline` seconds;
+    each worker first runs `warm` = (function, args), if given."""
 
-    def __init__(self, function, count: int, deadline: float, context):
-        self.function, self.count, self.deadline, self.context = function, count, deadline, context
+    def __init__(self, function, count: int, deadline: float, context, warm=None):
+        self.function, self.count, self.deadline, self.context, self.warm = function, count, deadline, context, warm
         self.queue = []   # (key, args) not yet handed to a worker
         self.workers = []
         self.failed_starts = 0
+
+    def start(self, count: int):
+        """Start up to `count` workers now (at most the pool's size), so that they warm up while the caller
+        does other work; otherwise they start when keys are waiting."""
+        while len(self.workers) < min(count, self.count):
+            self.workers.append(Worker(self.context, self.function, self.warm))
 
     def submit(self, key, args):
         self.queue.append((key, args))
@@ -100,7 +113,7 @@ class Workers:
         while self.queue or any(w.key is not None for w in self.workers):
             busy = sum(w.key is not None for w in self.workers)
             while len(self.workers) < min(self.count, busy + len(self.queue)):
-                self.workers.append(Worker(self.context, self.function))
+                self.workers.append(Worker(self.context, self.function, self.warm))
             for worker in self.workers:
                 if worker.ready and worker.key is None and self.queue:
                     worker.give(*self.queue.pop(0), self.deadline)

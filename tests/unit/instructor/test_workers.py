@@ -65,3 +65,42 @@ def test_a_key_submitted_while_running_is_run_too():
     finally:
         pool.close()
     assert seen == [("die", "died"), ("again", "")]
+
+
+WARMED = {}  # in a worker: what its warm-up did
+
+
+def warm(mark: str):
+    WARMED["mark"] = mark
+
+
+def warmed(key: str):
+    return WARMED.get("mark"), os.getpid()
+
+
+def failing_warm():
+    raise RuntimeError("no sandbox here")
+
+
+def test_workers_started_early_are_warmed_once_before_their_first_key():
+    pool = Workers(warmed, 2, 60.0, SPAWN, warm=(warm, ("warm",)))
+    try:
+        pool.start(5)  # never more than the pool's size
+        assert len(pool.workers) == 2
+        for key in "abcd":
+            pool.submit(key, (key,))
+        got = {o.key: o for o in pool.outcomes()}
+    finally:
+        pool.close()
+    assert all(o.error == "" and o.value[0] == "warm" for o in got.values())
+    assert len({o.value[1] for o in got.values()}) <= 2  # the two warmed workers served every key
+
+
+def test_a_warm_up_that_fails_leaves_the_worker_serving():
+    pool = Workers(job, 1, 60.0, SPAWN, warm=(failing_warm, ()))
+    pool.submit("a", ("a",))
+    try:
+        [outcome] = list(pool.outcomes())
+    finally:
+        pool.close()
+    assert outcome.error == "" and outcome.value[0] == "A"
