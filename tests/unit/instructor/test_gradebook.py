@@ -28,3 +28,37 @@ def test_csv_has_a_row_per_student():
     rows = to_csv(doc).splitlines()
     assert [r.split(",")[0] for r in rows] == ["student_id", "a", "b"]
     assert rows[1].endswith(",0,") and rows[2].endswith(",1.0,q5_answer")
+
+
+def test_a_formgrader_override_shows_with_its_score_and_without_the_graders_rubric(tmp_path):
+    from nbgrader.api import Gradebook
+
+    from autograder.instructor.course import nbgrader_config, prepare_gradebook
+    from autograder.instructor.gradebook import COURSE_ID
+    from autograder.items import ASSIGNMENT
+    from autograder.sandbox import Limits
+    put_alembic_on_path()
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    prepare_gradebook(nbgrader_config(tmp_path, db_url, Limits()), tmp_path)
+    first, second = AUTO_ITEMS[0], AUTO_ITEMS[1]
+    items = {i.id: {"score": i.points / 2, "max_score": float(i.points),
+                    "rubric": {"b": {"score": i.points / 2, "max_score": float(i.points), "central": True}}}
+             for i in (first, second)}
+    save_state(tmp_path, StudentRecord("ada", "f", "graded", "", items=items))
+    with Gradebook(db_url, course_id=COURSE_ID) as gb:
+        gb.update_or_create_student("ada")
+        for grade in gb.update_or_create_submission(ASSIGNMENT, "ada").notebooks[0].grades:
+            if grade.name in items:
+                grade.auto_score = items[grade.name]["score"]
+        gb.db.commit()
+    row = export(tmp_path, db_url)["students"]["ada"]
+    assert set(row["rubric"]) == {first.id, second.id} and "overridden" not in row
+    assert row["items"][first.id]["score"] == first.points / 2
+    with Gradebook(db_url, course_id=COURSE_ID) as gb:  # the instructor gives full marks in formgrader
+        gb.find_grade(first.id, ASSIGNMENT, ASSIGNMENT, "ada").manual_score = first.points
+        gb.db.commit()
+    row = export(tmp_path, db_url)["students"]["ada"]
+    assert row["items"][first.id]["score"] == first.points  # the instructor's score
+    assert row["overridden"] == {first.id: first.points / 2}  # the grader's, kept for the record
+    assert set(row["rubric"]) == {second.id}  # the grader's rubric no longer explains that score
+    assert row["total"] == sum(v["score"] for v in row["items"].values())
