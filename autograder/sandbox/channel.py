@@ -19,15 +19,13 @@ class Drain(threading.Thread):
 
     def __init__(self, fd: int, limit: int):
         super().__init__(daemon=True)
-        self.fd, self.limit, self.kept, self.dropped = fd, limit, bytearray(), 0
+        self.fd, self.limit, self.kept = fd, limit, bytearray()
         self.start()
 
     def run(self):
         try:
             while chunk := os.read(self.fd, 1 << 16):
-                room = max(self.limit - len(self.kept), 0)
-                self.kept += chunk[:room]
-                self.dropped += len(chunk) - min(room, len(chunk))
+                self.kept += chunk[:max(self.limit - len(self.kept), 0)]
         except OSError:
             pass
         finally:
@@ -42,11 +40,11 @@ class Drain(threading.Thread):
         return lines[-1] if lines else ""
 
 class Channel:
-    """One submission's child: its pid, the request and reply pipes with their framing (JSON lines,
+    """One submission's child: the request and reply pipes with their framing (JSON lines,
     raw bytes after a header that gives their size), and the drains of its stdout and stderr."""
 
-    def __init__(self, pid: int, requests: int, replies: int, out: Drain, err: Drain):
-        self.pid, self.requests, self.replies, self.out, self.err = pid, requests, replies, out, err
+    def __init__(self, requests: int, replies: int, out: Drain, err: Drain):
+        self.requests, self.replies, self.out, self.err = requests, replies, out, err
         self.buffer = bytearray()  # grows in place: a 64 MiB answer arrives in 64 KiB reads
         self.cell = None  # the cell the child last said it was starting, while it runs the notebook
         self.forged = 0   # replies without the request's nonce: written by the student's code, and skipped

@@ -18,7 +18,7 @@ def channel_pair():
     requests, replies, out, err = os.pipe(), os.pipe(), os.pipe(), os.pipe()
     for fd in (out[1], err[1]):
         os.close(fd)
-    ch = Channel(1, requests[1], replies[0], Drain(out[0], 100), Drain(err[0], 100))
+    ch = Channel(requests[1], replies[0], Drain(out[0], 100), Drain(err[0], 100))
     return ch, replies[1], requests[0]
 
 
