@@ -76,6 +76,9 @@ def item_of_cell(grade_id: str) -> str:
     return (grade_id or "").removesuffix(SOLUTION_SUFFIX)
 
 
+ROOT = Path(__file__).resolve().parents[1]  # the repository (a checkout): solutions/, lessons/, nbgrader_config.py
+
+
 def solution_notebooks(root) -> list:
     """The instructor notebooks of the assignment under a course root, in a stable order."""
     return sorted((Path(root) / SOLUTIONS_DIR / ASSIGNMENT).glob(NOTEBOOK_GLOB))

@@ -12,11 +12,10 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..items import ASSIGNMENT, SOLUTIONS_DIR
+from ..items import ASSIGNMENT, ROOT, SOLUTIONS_DIR
 from .files import write_atomic
 from .gradebook import COURSE_ID, gradebook_lock
 
-ROOT = Path(__file__).resolve().parents[2]
 DB_ERRORS = ("sqlalchemy", "psycopg", "InvalidEntry", "database is locked", "OperationalError")
 # where nbgrader's steps read and write, inside a class's OUT folder
 CLASS_FOLDERS = {"submitted_directory": ".staging", "autograded_directory": "autograded",

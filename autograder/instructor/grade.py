@@ -26,10 +26,10 @@ import sys
 import time
 from pathlib import Path
 
-from ..items import ASSIGNMENT, AUTO_ITEMS, solution_notebooks
+from ..items import ASSIGNMENT, AUTO_ITEMS, ROOT, solution_notebooks
 from ..text import clip
-from .course import (ROOT, Settings, is_db_error, nbgrader_config, prepare_gradebook, put_alembic_on_path,
-                     results_dir, run_with_retries, write_formgrader_config)
+from .course import (Settings, is_db_error, nbgrader_config, prepare_gradebook, put_alembic_on_path, results_dir,
+                     run_with_retries, write_formgrader_config)
 from .gradebook import export, normalise_db_url, submitted_students, zero_submission
 from .staging import NOTEBOOK, Staged, select_students, stage, staged_notebook, submission_fingerprint, usable_id
 from .state import StudentRecord, load_state, save_state

@@ -9,10 +9,8 @@ from pathlib import Path
 
 from ..backends import Reference
 from ..extract import read_notebook, runnable_cells
-from ..items import AUTO_ITEMS, solution_notebooks
+from ..items import AUTO_ITEMS, ROOT, solution_notebooks
 from .hidden.rubric import hidden_check_map
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @functools.lru_cache(maxsize=None)

@@ -15,10 +15,8 @@ import nbformat
 from nbgrader.preprocessors import ClearSolutions
 
 from ..checks.expect import EXPECTED_FILE
-from ..items import ASSIGNMENT, ITEMS, item_of_cell, solution_notebooks
+from ..items import ASSIGNMENT, ITEMS, ROOT, item_of_cell, solution_notebooks
 from . import expected
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 class ClearSolutionsNamed(ClearSolutions):

@@ -35,8 +35,7 @@ from pygments.token import STANDARD_TYPES
 
 from ..extract import COPY_KEY
 from ..grading import REPAIRS_KEY
-from ..items import ASSIGNMENT
-from .course import ROOT
+from ..items import ASSIGNMENT, ROOT
 
 RASTER = ("image/png", "image/jpeg", "image/gif", "image/webp")
 # classes only from this list, so nothing can pass for formgrader's own buttons and fields: the heading
