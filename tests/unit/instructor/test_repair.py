@@ -1,6 +1,7 @@
 """Only the grader writes grader metadata: RepairStructure starts from an empty record, and what the
 grader stores about a submission is clipped."""
-from autograder.extract import COPY_KEY, Repair
+from autograder.cells import COPY_KEY
+from autograder.structure import Repair
 from autograder.grading import REPAIRS_KEY, SHOWN, drop_grader_metadata, recorded_repairs
 from autograder.instructor.repair import RepairStructure
 from autograder.instructor.state import StudentRecord, load_state, save_state
