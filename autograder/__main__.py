@@ -16,7 +16,7 @@ def cmd_check(args):
     if args.all:
         _instructor("check --all")
     from .attachments import beside
-    from .extract import read_notebook
+    from .cells import read_notebook
     from .grading import grade_notebook
     from .items import AUTO_ITEMS
     try:

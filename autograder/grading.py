@@ -1,6 +1,6 @@
 """Grade one submission as it ran: repair its structure, run its cells in the sandbox, check, report.
 
-Each step is its own module: extract (what code runs, and how), sandbox (where it runs),
+Each step is its own module: structure (the repairs), cells (what code runs, and how), sandbox (where it runs),
 backends (how the checks reach it, within a time budget), runner (the pytest checks, judged
 in this process, and the score), report (what the student reads). This file only puts them
 in order and turns failures of the whole submission into a status and a reason.
@@ -12,11 +12,12 @@ import ast
 from dataclasses import dataclass, field
 
 from .backends import REVIEW_TEXT, SandboxStudent, plain_problem, sandbox_failure
-from .extract import COPY_KEY, Repair, notebook_cells, repair_structure
+from .cells import COPY_KEY, notebook_cells
 from .items import AUTO_ITEMS, components, get_item
 from .report import item_text
 from .runner import ItemResult, Outcome, run_checks
 from .sandbox import Limits, Sandbox, SandboxError
+from .structure import Repair, repair_structure
 from .text import clip
 
 SHOWN = 5  # of the repairs or errors that concern one item, the ones its report names (the rest are counted)
@@ -28,7 +29,7 @@ class SubmissionResult:
     reason: str = ""                             # why it is not simply "graded", for people
     items: dict = field(default_factory=dict)    # item id -> ItemResult
     problems: list = field(default_factory=list)  # errors raised while the notebook ran (plain dicts)
-    repairs: list = field(default_factory=list)   # extract.Repair: what was done to the notebook's structure
+    repairs: list = field(default_factory=list)   # structure.Repair: what was done to the notebook's structure
 
     @property
     def review(self) -> dict:
@@ -144,7 +145,7 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
 # The grader's own metadata. Only the grader writes it: whatever a submitted notebook holds under these
 # keys is a forgery ("regraded by hand: full marks") and is dropped before anything reads it.
 REPAIRS_KEY = "lesson20_repairs"  # notebook: the repairs RepairStructure made before nbgrader saw the notebook
-# COPY_KEY (extract.py), in a cell: the cell is a copy that a repair took nbgrader's role from
+# COPY_KEY (cells.py), in a cell: the cell is a copy that a repair took nbgrader's role from
 
 
 def drop_grader_metadata(nb) -> None:

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ASSIGNMENT = "lesson20"            # the nbgrader assignment, its notebook's name, and the course id
-ROOT = Path(__file__).resolve().parents[1]  # the repository (or the installed package's parent)
 SOLUTIONS_DIR = "solutions"        # instructor notebooks: solutions/<ASSIGNMENT>/*.ipynb
 NOTEBOOK_GLOB = "*.ipynb"          # nbgrader takes the notebooks directly in the assignment folder
 SOLUTION_SUFFIX = "_solution"      # grade id of an item's solution cell: <item id>_solution
@@ -78,6 +77,9 @@ def components(item_id: str) -> tuple:
 def item_of_cell(grade_id: str) -> str:
     """The item id a cell belongs to: its grade id, less the solution suffix."""
     return (grade_id or "").removesuffix(SOLUTION_SUFFIX)
+
+
+ROOT = Path(__file__).resolve().parents[1]  # the repository (a checkout): solutions/, lessons/, nbgrader_config.py
 
 
 def solution_notebooks(root) -> list:

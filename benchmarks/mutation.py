@@ -79,7 +79,8 @@ class Mutant:
 
 def export_reference(path: Path, root: Path = ROOT) -> list:
     """Write the instructor notebook's runnable code to `path`; return the solution regions in it."""
-    from autograder.extract import read_notebook, runnable_cells
+    from autograder.cells import read_notebook
+    from autograder.instructor.reference import runnable_cells
     from autograder.items import AUTO_ITEMS, solution_notebooks
 
     auto = {item.solution_cell_id: item.id for item in AUTO_ITEMS}
@@ -88,7 +89,7 @@ def export_reference(path: Path, root: Path = ROOT) -> list:
              + ", ".join(str(p.relative_to(root)) for p in notebooks) + ".",
              "",
              "Do not edit: edit the instructor notebook. This is the code the grader runs from it",
-             '(autograder.extract.runnable_cells), one cell after another."""']
+             '(autograder.instructor.reference.runnable_cells), one cell after another."""']
     regions = []
     for nb_path in notebooks:
         nb = read_notebook(nb_path)

@@ -15,7 +15,7 @@ import warnings
 import nbformat
 import pytest
 
-from autograder.extract import read_notebook
+from autograder.cells import read_notebook
 from autograder.grading import grade_notebook
 from autograder.instructor.grade import run
 from autograder.instructor.reference import reference

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from autograder import rubric
-from autograder.extract import runnable_cells
+from autograder.instructor.reference import runnable_cells
 from autograder.instructor.hidden.rubric import HIDDEN_CHECKS
 from autograder.instructor.reference import reference_namespace
 from autograder.items import AUTO_ITEMS, get_item

@@ -24,10 +24,10 @@ pytestmark = pytest.mark.slow
 STUDENT_MODULES = [  # what the notebooks and `python -m autograder check` run on a student's machine
     "autograder/__init__.py", "autograder/__main__.py", "autograder/items.py", "autograder/lesson.py",
     "autograder/plots.py", "autograder/quiz.py", "autograder/quizzes.py", "autograder/grading.py",
-    "autograder/extract.py", "autograder/runner.py", "autograder/report.py", "autograder/backends.py",
+    "autograder/cells.py", "autograder/structure.py", "autograder/runner.py", "autograder/report.py", "autograder/backends.py",
     "autograder/selfcheck.py", "autograder/rubric.py", "autograder/text.py",
-    *(f"autograder/sandbox/{name}.py" for name in ("__init__", "errors", "isolation", "channel", "zygote",
-                                                  "session", "worker")),
+    *(f"autograder/sandbox/{name}.py" for name in ("__init__", "errors", "isolation", "protocol", "channel",
+                                                  "zygote", "session", "worker")),
     "autograder/checks/__init__.py", "autograder/checks/expect.py",
     "autograder/checks/probes.py", "autograder/checks/pytest.ini", "autograder/checks/expected.pt",
 ]

@@ -13,10 +13,10 @@ from pathlib import Path
 import torch
 
 from ..checks import expect
-from ..items import AUTO_ITEMS
+from ..items import AUTO_ITEMS, ROOT
 from ..runner import run_checks
 from .oracles import ORACLES
-from .reference import ROOT, reference
+from .reference import reference
 
 
 def compute(root: Path = ROOT) -> dict:

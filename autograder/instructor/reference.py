@@ -1,18 +1,88 @@
 """The reference implementation, taken from the instructor notebooks in solutions/.
 
-There is no second copy: the grader executes the same cells a submission would contribute
-(`extract.runnable_cells`), from the instructor's own notebooks, in this trusted process.
+There is no second copy: the grader executes the instructor's own notebooks, in this trusted
+process: their solution cells, plus the imports, definitions and literal constants of the other
+cells (`runnable_cells`: no demos, it runs once, in the grader's own process).
 """
 import ast
 import functools
 from pathlib import Path
 
 from ..backends import Reference
-from ..extract import read_notebook, runnable_cells
-from ..items import AUTO_ITEMS, solution_notebooks
+from ..cells import CodeCell, read_notebook
+from ..items import AUTO_ITEMS, ROOT, solution_notebooks
 from .hidden.rubric import hidden_check_map
 
-ROOT = Path(__file__).resolve().parents[2]
+DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def strip_magics(source: str) -> str:
+    """Blank out IPython-only lines (%magic, !shell, %%cell magic), keeping line numbers."""
+    lines = source.split("\n")
+    if lines and lines[0].lstrip().startswith("%%"):
+        lines[0] = ""
+    return "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in lines)
+
+
+def _only_defines(tree: ast.Module) -> bool:
+    for node in tree.body:
+        docstring = isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        if not (isinstance(node, DEFINITIONS) or docstring):
+            return False
+    return True
+
+
+def _constant(node) -> bool:
+    """An expression of literals only (`2.0**-24`, `(1, 2)`, `"b"`): safe to evaluate, needs no state."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return _constant(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _constant(node.left) and _constant(node.right)
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return all(_constant(e) for e in node.elts)
+    return False
+
+
+def _kept(node) -> bool:
+    """What the grader takes from a cell it does not run whole: imports, definitions, literal constants."""
+    if isinstance(node, DEFINITIONS):
+        return True
+    return (isinstance(node, ast.Assign) and _constant(node.value)
+            and all(isinstance(t, ast.Name) for t in node.targets))
+
+
+def _definitions_of(source: str, tree: ast.Module) -> str:
+    """The kept top-level statements of a cell, each on its original lines (the rest blanked)."""
+    lines = [""] * len(source.split("\n"))
+    for node in tree.body:
+        if _kept(node):
+            segment = ast.get_source_segment(source, node) or ""
+            for offset, text in enumerate(segment.split("\n")):
+                lines[node.lineno - 1 + offset] = text
+    return "\n".join(lines)
+
+
+def runnable_cells(nb) -> list:
+    """The code cells a grader executes, in notebook order."""
+    cells = []
+    for index, cell in enumerate(nb.cells):
+        if cell.get("cell_type") != "code":
+            continue
+        source = strip_magics(cell.get("source", ""))
+        solution = bool(cell.get("metadata", {}).get("nbgrader", {}).get("solution", False))
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            if solution:  # run it anyway: the SyntaxError is the student's feedback
+                cells.append(CodeCell(index, source, True))
+            continue
+        if solution or _only_defines(tree):
+            cells.append(CodeCell(index, source, solution))
+        elif any(_kept(node) for node in tree.body):
+            cells.append(CodeCell(index, _definitions_of(source, tree), False))
+    return cells
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,10 +13,8 @@ from pathlib import Path
 import nbformat
 
 from ..checks.expect import EXPECTED_FILE
-from ..items import ASSIGNMENT, ITEMS, solution_notebooks
+from ..items import ASSIGNMENT, ITEMS, ROOT, solution_notebooks
 from . import expected
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def stamp_points(root: Path = ROOT) -> list:

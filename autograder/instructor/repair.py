@@ -10,7 +10,7 @@ from dataclasses import asdict
 
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from ..extract import repair_structure
+from ..structure import repair_structure
 from ..grading import REPAIRS_KEY, drop_grader_metadata
 
 

@@ -33,7 +33,7 @@ from nbformat.v4.nbbase import random_cell_id
 from nbgrader.preprocessors import NbGraderPreprocessor
 from pygments.token import STANDARD_TYPES
 
-from ..extract import COPY_KEY
+from ..cells import COPY_KEY
 from ..grading import REPAIRS_KEY
 from ..items import ASSIGNMENT, ROOT
 

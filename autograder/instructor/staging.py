@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..attachments import beside
-from ..extract import read_notebook
+from ..cells import read_notebook
 from ..items import ASSIGNMENT, NOTEBOOK_GLOB
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$")

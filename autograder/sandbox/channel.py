@@ -1,10 +1,5 @@
-"""The channel to one submission's child: its pipes, their framing, and what it writes to stdout and stderr.
-
-Framing: each message of the child is a newline, its HMAC under the run's key, a space, a JSON line,
-and the raw torch.save bytes of an answer after a header that gives their size.
-"""
-import hashlib
-import hmac
+"""The channel to one submission's child: its pipes, read and written with protocol.py's framing, and what
+it writes to stdout and stderr."""
 import json
 import os
 import select
@@ -12,6 +7,7 @@ import threading
 import time
 
 from .decode import read_answer
+from .protocol import Reader, authentic, untag
 
 
 class Drain(threading.Thread):
@@ -19,15 +15,13 @@ class Drain(threading.Thread):
 
     def __init__(self, fd: int, limit: int):
         super().__init__(daemon=True)
-        self.fd, self.limit, self.kept, self.dropped = fd, limit, bytearray(), 0
+        self.fd, self.limit, self.kept = fd, limit, bytearray()
         self.start()
 
     def run(self):
         try:
             while chunk := os.read(self.fd, 1 << 16):
-                room = max(self.limit - len(self.kept), 0)
-                self.kept += chunk[:room]
-                self.dropped += len(chunk) - min(room, len(chunk))
+                self.kept += chunk[:max(self.limit - len(self.kept), 0)]
         except OSError:
             pass
         finally:
@@ -42,12 +36,12 @@ class Drain(threading.Thread):
         return lines[-1] if lines else ""
 
 class Channel:
-    """One submission's child: its pid, the request and reply pipes with their framing (JSON lines,
-    raw bytes after a header that gives their size), and the drains of its stdout and stderr."""
+    """One submission's child: the request and reply pipes (protocol.py's framing), and the drains of its
+    stdout and stderr."""
 
-    def __init__(self, pid: int, requests: int, replies: int, out: Drain, err: Drain):
-        self.pid, self.requests, self.replies, self.out, self.err = pid, requests, replies, out, err
-        self.buffer = bytearray()  # grows in place: a 64 MiB answer arrives in 64 KiB reads
+    def __init__(self, requests: int, replies: int, out: Drain, err: Drain):
+        self.requests, self.replies, self.out, self.err = requests, replies, out, err
+        self.pipe = Reader(self.receive, flood=2**20)  # the reply pipe, read with its deadline
         self.cell = None  # the cell the child last said it was starting, while it runs the notebook
         self.forged = 0   # replies without the request's nonce: written by the student's code, and skipped
         self.key = b""    # this run's HMAC key: only the child's own messages carry a tag made with it
@@ -71,37 +65,27 @@ class Channel:
                     return False
         return True
 
-    def fill(self, deadline: float) -> bool:
-        """Read what is there (waiting at most until the deadline); False at the end of the pipe."""
+    def receive(self, deadline: float):
+        """What the reply pipe has (waiting at most until the deadline, b"" if nothing came); None at its end."""
         left = deadline - time.monotonic()
         if left <= 0:
             raise TimeoutError
         ready, _, _ = select.select([self.replies], [], [], min(left, 1.0))
-        if ready:
-            chunk = os.read(self.replies, 1 << 20)
-            if not chunk:
-                return False
-            self.buffer += chunk
-        return True
+        if not ready:
+            return b""
+        return os.read(self.replies, 1 << 20) or None
 
     def line(self, deadline: float, lenient: bool = False):
         """The next JSON line as a dict; None if the child died; raises TimeoutError or ValueError.
         lenient: an unreadable line is {} (the student's code may write anything into the pipe)."""
         line = b""
         while not line.strip():  # the child starts every message on a new line: empty lines come between
-            while b"\n" not in self.buffer:
-                if len(self.buffer) > 2**20:
-                    raise ValueError("the sandbox flooded its reply channel")
-                if not self.fill(deadline):
-                    return None
-            end = self.buffer.index(b"\n")
-            line = bytes(self.buffer[:end])
-            del self.buffer[:end + 1]
-        tag, _, rest = line.partition(b" ")
-        self.tag, self.raw = (tag, rest) if len(tag) == 64 and rest else (b"", line)
-        line = self.raw
+            line = self.pipe.line(deadline)
+            if line is None:
+                return None
+        self.tag, self.raw = untag(line)
         try:
-            message = json.loads(line)
+            message = json.loads(self.raw)
         except (ValueError, RecursionError):
             message = None
         if not isinstance(message, dict):
@@ -114,18 +98,7 @@ class Channel:
         """Whether the last line (and the payload after it) came from the child's own code: it carries the
         HMAC, under this run's key, that the grader sent in the notebook's first line. Student code in the
         same process may own the pipe (dup2) and read every request, but never the key."""
-        want = hmac.new(self.key, self.raw + b"\n" + payload, hashlib.sha256).hexdigest().encode()
-        return bool(self.key) and hmac.compare_digest(want, self.tag)
-
-    def exact(self, size: int, deadline: float):
-        """Exactly `size` bytes; None if the child died first."""
-        while len(self.buffer) < size:
-            if not self.fill(deadline):
-                return None
-        with memoryview(self.buffer) as view:
-            data = bytes(view[:size])
-        self.buffer = self.buffer[size:]  # what follows (small): the large buffer is freed
-        return data
+        return authentic(self.key, self.tag, self.raw, payload)
 
     def hello(self, deadline: float, nonce: str):
         """Read the child's progress ({"cell": i}, kept in .cell) until its hello, which must carry the
@@ -161,7 +134,7 @@ class Channel:
             if size > limit:
                 raise ValueError("the answer was too large to read back" if ours else "the sandbox answered out of turn")
             raw, tag = self.raw, self.tag
-            payload = self.exact(size, deadline)
+            payload = self.pipe.exact(size, deadline)
             if payload is None:
                 return None
             self.raw, self.tag = raw, tag

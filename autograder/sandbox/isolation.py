@@ -201,6 +201,7 @@ def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
            *ro_binds(),
            "--dir", BOX,
            "--ro-bind", str(HERE / "worker.py"), f"{BOX}/worker.py",
+           "--ro-bind", str(HERE / "protocol.py"), f"{BOX}/protocol.py",  # beside worker.py, which loads it
            "--ro-bind", str(probes), PROBES, "--ro-bind", str(guard), f"{BOX}/guard.py",
            # the student package, as students install it: without the instructor's part (hidden checks)
            "--perms", "0755", "--dir", f"{BOX}/lib", "--ro-bind", str(package), f"{BOX}/lib/autograder",

@@ -2,7 +2,6 @@
 import base64
 import hashlib
 import io
-import json
 import os
 import secrets
 import sys
@@ -12,6 +11,7 @@ import warnings
 
 import torch
 
+from . import protocol
 from .decode import Refused
 from .errors import Limits, SandboxError
 from .isolation import HERE, WEAK_ISOLATION, have_bwrap, probes_file
@@ -121,7 +121,7 @@ class Sandbox:
         notebook = {"cells": cells, "cell_seconds": self.limits.cell_seconds, "nonce": nonce, "key": key.hex(),
                     "probes": probes_file(self.isolate), "probes_sha256": PROBES_SHA256,
                     "components": self.components, "files": self.files}
-        self._send(json.dumps(notebook).encode() + b"\n", deadline, doing)
+        self._send(protocol.request(notebook), deadline, doing)
         hello = self._guard(lambda: self.channel.hello(deadline, nonce), doing)
         self.flags = list(dict.fromkeys(self.flags + _flags(hello) + self._forgery()))
         problems = hello.get("problems")
@@ -157,12 +157,12 @@ class Sandbox:
         deadline = time.monotonic() + min(timeout, within - self.reload_seconds)
         doing = f"running {probe}"
         nonce = secrets.token_hex(16)
-        header = json.dumps({"id": self.requests, "nonce": nonce, "probe": probe, "size": len(data),
-                             "cpu_seconds": int(timeout) + 1, "bind": list(bind)})
+        header = {"id": self.requests, "nonce": nonce, "probe": probe, "size": len(data),
+                  "cpu_seconds": int(timeout) + 1, "bind": list(bind)}
         cgroup = self.zygote.cgroup if measure_memory and self.zygote is not None else None
         baseline = cgroup.reset_peak() if cgroup is not None else None
         watch = RiseWatch(cgroup, baseline) if baseline is not None else None
-        self._send(header.encode() + b"\n" + data, deadline, doing)
+        self._send(protocol.request(header, data), deadline, doing)
         limit = self.limits.max_answer_mb * 2**20
         try:
             answer = self._guard(lambda: self.channel.answer(self.requests, deadline, limit, nonce), doing)

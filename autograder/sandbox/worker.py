@@ -8,7 +8,8 @@ so nothing of one submission is left for the next. The zygote itself never runs 
 code, holds the only channel to the grader that outlives a submission, and is not dumpable,
 so a child (same uid) cannot trace it or read its memory.
 
-Protocol (JSON lines; raw torch.save bytes follow a header that gives their size):
+Protocol (JSON lines; raw torch.save bytes follow a header that gives their size; the framing is
+protocol.py's, which is next to this file in the sandbox too):
   grader -> zygote (unix seqpacket socket): {"cmd": "spawn"} + 4 fds -> {"pid": n}
                                             {"cmd": "reap"} -> {"clean": true, "status": code or null}
   grader -> child (requests pipe): {"cells": [...], "cell_seconds": n} (one line),
@@ -16,9 +17,9 @@ Protocol (JSON lines; raw torch.save bytes follow a header that gives their size
   child -> grader (replies pipe):  {"cell": i} as each cell starts, {"ready": true, "problems": [...]},
                                    then {"id", "size"} + answer
 
-Imports only the standard library, torch, probes.py (next to this file) and, for the notebook's
-own cells, what the student package offers (autograder without its instructor part, made
-importable from the folder given). It decides nothing: the grader loads each answer with
+Imports only the standard library, torch, probes.py, guard.py and protocol.py (next to this file)
+and, for the notebook's own cells, what the student package offers (autograder without its
+instructor part, made importable from the folder given). It decides nothing: the grader loads each answer with
 weights_only=True and judges it.
 """
 import __future__
@@ -55,31 +56,6 @@ def set_dumpable(flag: bool):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, int(flag), 0, 0, 0)
     except (OSError, AttributeError):
         pass
-
-
-class Reader:
-    """Lines and exact byte counts from a pipe, with no buffer shared with anything else."""
-
-    def __init__(self, fd: int, read=os.read):
-        self.fd, self.buffer, self.read = fd, b"", read
-
-    def line(self):
-        while b"\n" not in self.buffer:
-            chunk = self.read(self.fd, 1 << 20)
-            if not chunk:
-                return None
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return line
-
-    def exact(self, n: int):
-        while len(self.buffer) < n:
-            chunk = self.read(self.fd, max(1 << 16, n - len(self.buffer)))
-            if not chunk:
-                return None
-            self.buffer += chunk
-        data, self.buffer = self.buffer[:n], self.buffer[n:]
-        return data
 
 
 def write_all(fd: int, data: bytes, write=os.write):
@@ -273,7 +249,7 @@ def heap_trimmer():
         return lambda: None
 
 
-def child(fds, torch, guard, library_roots, internal_files, isolated=True):
+def child(fds, torch, guard, protocol, library_roots, internal_files, isolated=True):
     """One submission: load its cells, then answer probe requests until the grader closes the pipe.
 
     The grader's first line gives the cells, each cell's time, the probes' file and its SHA-256, a nonce
@@ -295,7 +271,8 @@ def child(fds, torch, guard, library_roots, internal_files, isolated=True):
     getrusage, read, write, sha256 = resource.getrusage, os.read, os.write, hashlib.sha256
     hmac_digest = hmac_function()
     malloc_trim = heap_trimmer()
-    reader = Reader(0, read)
+    reader = protocol.Reader(lambda: read(0, 1 << 20) or None)  # the requests pipe, on fd 0 now
+    signed = protocol.signed
 
     key = [b""]  # the grader's key for this run of the notebook, from its first line
     changed = [lambda: []]  # the integrity check, once the snapshot is taken
@@ -317,14 +294,12 @@ def child(fds, torch, guard, library_roots, internal_files, isolated=True):
         return ("{" + ", ".join(parts) + "}").encode()
 
     def send(header: dict, payload: bytes = b""):
-        # a newline first: whatever the student's code wrote into the pipe before ends there, apart; then
-        # the message's HMAC under the grader's key, which no student code can read (see channel.py)
+        # signed with the grader's key, which no student code can read (see protocol.py)
         if changed[0]():
             line, payload = plain_line(header), b""
         else:
             line = dumps(header).encode()
-        tag = hmac_digest(key[0], line + b"\n" + payload, "sha256").hex().encode()
-        write_all(replies, b"\n" + tag + b" " + line + b"\n" + payload, write)
+        write_all(replies, signed(key[0], line, payload, hmac_digest), write)
 
     sys.stdin = io.StringIO()  # input() gets EOFError, as in a kernel without stdin; fd 0 is the requests pipe
     notebook = loads(reader.line() or b"{}")
@@ -618,9 +593,10 @@ def warm_up(torch, probes_path: str):
     torch.nn.utils.clip_grad_norm_([p], 1.0)
 
 
-def load_guard(path: str):
-    """guard.py as a module object of its own, kept out of sys.modules (see guard.py)."""
-    module = type(sys)("lesson20_guard")
+def load_module(path: str, name: str):
+    """A file of the grader's (guard.py, protocol.py) as a module object of its own, kept out of
+    sys.modules: no student code finds it by name (see guard.py)."""
+    module = type(sys)(name)
     with open(path) as f:
         exec(compile(f.read(), path, "exec"), module.__dict__)
     return module
@@ -642,10 +618,12 @@ def zygote(probes_path: str, guard_path: str, lib: str):
     import torch
     torch.set_num_threads(1)
     warm_up(torch, probes_path)
-    guard = load_guard(guard_path)
+    guard = load_module(guard_path, "lesson20_guard")
+    protocol_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "protocol.py")
+    protocol = load_module(protocol_path, "lesson20_protocol")
     library_roots = [sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr/lib", "/usr/local/lib",
                      os.path.join(lib, "autograder")]
-    internal_files = [probes_path, guard_path, os.path.abspath(__file__)]
+    internal_files = [probes_path, guard_path, protocol_path, os.path.abspath(__file__)]
     isolated = os.environ.pop("LESSON20_ISOLATED", "") == "1"
     keep = mounts_within(WRITABLE) if isolated else frozenset()
     if isolated:  # what warming up wrote (matplotlib's cache) is not there for the first submission either
@@ -673,7 +651,7 @@ def zygote(probes_path: str, guard_path: str, lib: str):
                     sock.close()
                     if not isolated:
                         os.setpgid(0, 0)  # so that reap can kill it and what it starts, and nothing else
-                    child(fds, torch, guard, library_roots, internal_files, isolated)
+                    child(fds, torch, guard, protocol, library_roots, internal_files, isolated)
                 finally:
                     os._exit(0)
             children[pid] = True

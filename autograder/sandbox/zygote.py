@@ -38,13 +38,11 @@ class Zygote:
                "LESSON20_ZYGOTE_FD": str(theirs.fileno()), "LESSON20_ISOLATED": "1" if isolate else "",
                "LESSON20_LIMITS": json.dumps(self._rlimits())}
         self.proc = subprocess.Popen(command(limits, isolate, self.uid, self.cgroup), stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(theirs.fileno(),),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(theirs.fileno(),),
                                      env=env, cwd="/" if isolate else str(HERE), start_new_session=True)
         theirs.close()
         self.sock = ours
-        self.out = Drain(os.dup(self.proc.stdout.fileno()), 64 * 1024)
-        self.err = Drain(os.dup(self.proc.stderr.fileno()), 64 * 1024)
-        self.proc.stdout.close()
+        self.err = Drain(os.dup(self.proc.stderr.fileno()), 64 * 1024)  # its last line says why it stopped
         self.proc.stderr.close()
         try:
             reply = self._receive(max(self.limits.cell_seconds, Limits.STARTUP_SECONDS))
@@ -162,4 +160,4 @@ def open_channel(zygote, limits: Limits, isolate: bool):
             os.close(fd)
         raise SandboxError("crashed", "the sandbox could not start your code")
     kept = limits.max_output_kb * 1024
-    return zygote, Channel(pid, ours[0], ours[1], Drain(ours[2], kept), Drain(ours[3], kept))
+    return zygote, Channel(ours[0], ours[1], Drain(ours[2], kept), Drain(ours[3], kept))

@@ -1,7 +1,8 @@
 """autograder.grading: what the grader keeps about a submission (its own metadata, clipped) and how a
 submission's report reads. grade_notebook itself starts a sandbox: tests/test_sandbox.py and
 tests/test_submissions.py run it."""
-from autograder.extract import COPY_KEY, Repair
+from autograder.cells import COPY_KEY
+from autograder.structure import Repair
 from autograder.grading import REPAIRS_KEY, SHOWN, SubmissionResult, drop_grader_metadata, problem_text, recorded_repairs
 from autograder.items import get_item
 from autograder.runner import ItemResult, Outcome

@@ -1,8 +1,12 @@
-"""autograder.instructor.reference: the reference is executed from the instructor notebook, and its code
-for the stand-ins holds every code item's names (tests/test_reference.py judges it against oracles)."""
+"""autograder.instructor.reference: which code of the instructor notebooks the reference runs
+(runnable_cells), that it is executed from the instructor notebook, and that its code for the stand-ins holds
+every code item's names (tests/test_reference.py judges it against oracles)."""
 import ast
 
-from autograder.instructor.reference import reference, reference_components, reference_namespace
+import nbformat
+
+from autograder.instructor.reference import (reference, reference_components, reference_namespace, runnable_cells,
+                                             strip_magics)
 from autograder.items import AUTO_ITEMS
 
 
@@ -21,3 +25,41 @@ def test_the_components_define_every_code_items_names_and_no_answer():
 
 def test_the_backend_carries_the_components():
     assert reference().components == reference_components()
+
+
+def notebook(*cells):
+    nb = nbformat.v4.new_notebook()
+    for source, solution in cells:
+        cell = nbformat.v4.new_code_cell(source)
+        if solution:
+            cell.metadata["nbgrader"] = {"solution": True, "grade": False, "grade_id": f"x{len(nb.cells)}"}
+        nb.cells.append(cell)
+    nb.cells.insert(1, nbformat.v4.new_markdown_cell("text"))
+    return nb
+
+
+def test_solution_cells_definitions_and_imports_run_in_order():
+    nb = notebook(("import torch\nDEVICE = pick()\nimport math as m", False),   # imports only
+                  ("def helper():\n    return 1", False),                      # definitions: whole cell
+                  ("plot(train())", False),                                   # a demo: left out
+                  ("def f():\n    return helper()\nprint('hi')", True))       # solution: whole cell
+    cells = runnable_cells(nb)
+    assert [c.index for c in cells] == [0, 2, 4]
+    assert cells[0].source == "import torch\n\nimport math as m" and not cells[0].solution
+    assert cells[2].solution and "print('hi')" in cells[2].source
+
+
+def test_definitions_and_constants_are_taken_from_mixed_cells():
+    """A helper written next to a test call still reaches the grader; the call does not."""
+    source = "EPS = 2.0**-24\ndef helper(x):\n    return x + EPS\nprint(helper(1))\nN = len([1])"
+    cells = runnable_cells(notebook((source, False)))
+    assert cells[0].source == "EPS = 2.0**-24\ndef helper(x):\n    return x + EPS\n\n"
+
+
+def test_magics_are_blanked_keeping_line_numbers():
+    assert strip_magics("%%time\nx = 1\n%matplotlib inline\n!pip list") == "\nx = 1\n\n"
+
+
+def test_broken_solution_cell_still_runs_so_the_student_sees_the_error():
+    cells = runnable_cells(notebook(("def f(:\n    pass", True), ("def g(:\n", False)))
+    assert [(c.index, c.solution) for c in cells] == [(0, True)]

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.extract import COPY_KEY
+from autograder.cells import COPY_KEY
 from autograder.grading import REPAIRS_KEY
 from autograder.instructor.repair import RepairStructure
 from autograder.instructor.sanitize import (MAX_RENDERED, RENDER_BUDGET, Budget, SanitizeHtml, as_text, page_html,

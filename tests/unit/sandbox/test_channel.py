@@ -18,7 +18,7 @@ def channel_pair():
     requests, replies, out, err = os.pipe(), os.pipe(), os.pipe(), os.pipe()
     for fd in (out[1], err[1]):
         os.close(fd)
-    ch = Channel(1, requests[1], replies[0], Drain(out[0], 100), Drain(err[0], 100))
+    ch = Channel(requests[1], replies[0], Drain(out[0], 100), Drain(err[0], 100))
     return ch, replies[1], requests[0]
 
 
@@ -27,7 +27,7 @@ def test_channel_reads_lines_and_exact_bytes():
     os.write(theirs, b'{"a": 1}\n' + b"xyz" + b'{"b": 2}\n')
     deadline = time.monotonic() + 2
     assert ch.line(deadline) == {"a": 1}
-    assert ch.exact(3, deadline) == b"xyz"
+    assert ch.pipe.exact(3, deadline) == b"xyz"
     assert ch.line(deadline) == {"b": 2}
     os.close(theirs)
     assert ch.line(deadline) is None  # the child's end closed: it died
