@@ -12,12 +12,12 @@ import ast
 from dataclasses import dataclass, field
 
 from .backends import REVIEW_TEXT, SandboxStudent, plain_problem, sandbox_failure
-from .cells import COPY_KEY, notebook_cells
+from .cells import notebook_cells
 from .items import AUTO_ITEMS, components, get_item
 from .report import item_text
 from .runner import ItemResult, Outcome, run_checks
 from .sandbox import Limits, Sandbox, SandboxError
-from .structure import Repair, repair_structure
+from .structure import drop_grader_metadata, repair_structure
 from .text import clip
 
 SHOWN = 5  # of the repairs or errors that concern one item, the ones its report names (the rest are counted)
@@ -140,25 +140,3 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
     if flagged:
         notes.append(f"set aside for review: {'; '.join(sorted(flagged))[:300]}")
     return SubmissionResult("graded", clip("; ".join(notes), "reason"), items, problems, repairs)
-
-
-# The grader's own metadata. Only the grader writes it: whatever a submitted notebook holds under these
-# keys is a forgery ("regraded by hand: full marks") and is dropped before anything reads it.
-REPAIRS_KEY = "lesson20_repairs"  # notebook: the repairs RepairStructure made before nbgrader saw the notebook
-# COPY_KEY (cells.py), in a cell: the cell is a copy that a repair took nbgrader's role from
-
-
-def drop_grader_metadata(nb) -> None:
-    """Remove, in place, whatever the notebook holds under the grader's own metadata keys."""
-    nb.get("metadata", {}).pop(REPAIRS_KEY, None)
-    for cell in nb.get("cells", []):
-        if isinstance(cell.get("metadata"), dict):
-            cell.metadata.pop(COPY_KEY, None)
-
-
-def recorded_repairs(nb) -> list:
-    """The repairs RepairStructure recorded in the notebook (it drops a submission's own record first)."""
-    found = nb.get("metadata", {}).get(REPAIRS_KEY, [])
-    known = {i.id for i in AUTO_ITEMS}
-    return [Repair(r.get("item") if r.get("item") in known else "", clip(r.get("text"), "note"))
-            for r in (found if isinstance(found, list) else []) if isinstance(r, dict)]

@@ -12,6 +12,7 @@ from traitlets import Bool, Instance
 
 from ..attachments import beside
 from ..items import AUTO_ITEMS
+from ..structure import recorded_repairs
 from .review import REVIEW_RESOURCE
 from .staging import EXCHANGE_FILES
 
@@ -31,7 +32,7 @@ class GradeOutOfProcess(NbGraderPreprocessor):
     include_hidden = Bool(True, help="Run the hidden checks as well as the visible ones.").tag(config=True)
 
     def preprocess(self, nb, resources):
-        from ..grading import grade_notebook, recorded_repairs  # the sandbox and torch: only when grading
+        from ..grading import grade_notebook  # the sandbox and torch: only when grading
         from .reference import reference
         tests = [c for c in nb.cells if c.cell_type == "code" and is_grade(c) and not is_solution(c)]
         known = {i.id for i in AUTO_ITEMS}

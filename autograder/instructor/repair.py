@@ -11,7 +11,7 @@ from dataclasses import asdict
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from ..structure import repair_structure
-from ..grading import REPAIRS_KEY, drop_grader_metadata
+from ..structure import REPAIRS_KEY, drop_grader_metadata
 
 
 class RepairStructure(NbGraderPreprocessor):

@@ -34,7 +34,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from pygments.token import STANDARD_TYPES
 
 from ..cells import COPY_KEY
-from ..grading import REPAIRS_KEY
+from ..structure import REPAIRS_KEY
 from ..items import ASSIGNMENT, ROOT
 
 RASTER = ("image/png", "image/jpeg", "image/gif", "image/webp")

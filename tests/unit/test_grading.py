@@ -3,7 +3,8 @@ submission's report reads. grade_notebook itself starts a sandbox: tests/test_sa
 tests/test_submissions.py run it."""
 from autograder.cells import COPY_KEY
 from autograder.structure import Repair
-from autograder.grading import REPAIRS_KEY, SHOWN, SubmissionResult, drop_grader_metadata, problem_text, recorded_repairs
+from autograder.grading import SHOWN, SubmissionResult, problem_text
+from autograder.structure import REPAIRS_KEY, drop_grader_metadata, recorded_repairs
 from autograder.items import get_item
 from autograder.runner import ItemResult, Outcome
 from autograder.text import LIMITS

@@ -1,7 +1,7 @@
 """autograder.instructor.repair: RepairStructure starts from an empty record (only the grader writes grader
 metadata) and records the repairs it made, which the grader reads back."""
 from autograder.cells import COPY_KEY
-from autograder.grading import REPAIRS_KEY, recorded_repairs
+from autograder.structure import REPAIRS_KEY, recorded_repairs
 from autograder.instructor.repair import RepairStructure
 from tests.submissions import make_submission
 

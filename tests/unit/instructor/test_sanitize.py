@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder.cells import COPY_KEY
-from autograder.grading import REPAIRS_KEY
+from autograder.structure import REPAIRS_KEY
 from autograder.instructor.repair import RepairStructure
 from autograder.instructor.sanitize import (MAX_RENDERED, RENDER_BUDGET, Budget, SanitizeHtml, as_text, page_html,
                                             raster_attachments, renders_clean, safe_markdown)
