@@ -16,7 +16,6 @@ into one gradebook (PostgreSQL for machines): the gradebook is set up under a lo
 student is graded by exactly one shard.
 """
 import hashlib
-import html
 import json
 import multiprocessing
 import os
@@ -27,7 +26,8 @@ import time
 from pathlib import Path
 
 from ..items import ASSIGNMENT, AUTO_ITEMS, solution_notebooks
-from ..text import clip
+from ..text import (NO_RESULTS, autograde_refused, clip, failure_page, gradebook_error, gradebook_error_after_timeout,
+                    grader_error, no_feedback, past_deadline, process_died)
 from .course import (ROOT, Settings, is_db_error, nbgrader_config, prepare_gradebook, put_alembic_on_path,
                      results_dir, run_with_retries, write_formgrader_config)
 from .gradebook import export, normalise_db_url, submitted_students, zero_submission
@@ -83,14 +83,14 @@ def grade_student(record: StudentRecord, staged: Staged, out: str, db_url: str, 
         error = run_with_retries(cfg, student, "autograde")
         if is_db_error(error):
             # not the submission's fault: no fingerprint, so the next run grades this student again
-            record.status, record.fingerprint, record.reason = "error", "", clip(f"gradebook error: {error}", "reason")
+            record.status, record.fingerprint, record.reason = "error", "", clip(gradebook_error(error), "reason")
         elif error:  # nbgrader refused the submission (e.g. broken cell metadata): it gets zeros
             zero_submission(db_url, student)
-            record.status, record.reason = "failed", clip(f"nbgrader could not autograde it: {error}", "reason")
+            record.status, record.reason = "failed", clip(autograde_refused(error), "reason")
         else:
             error = run_with_retries(cfg, student, "feedback")
             if error:
-                notes.append(clip(f"no feedback: {error}", "note"))
+                notes.append(clip(no_feedback(error), "note"))
         results = results_dir(out) / f"{student}.{ASSIGNMENT}.json"
         if record.status == "graded" and results.exists():  # what the sandboxed run said, for people
             graded = json.loads(results.read_text())
@@ -98,7 +98,7 @@ def grade_student(record: StudentRecord, staged: Staged, out: str, db_url: str, 
             record.rubric = {i: r["rubric"] for i, r in graded["items"].items() if r.get("rubric")}
             record.review = graded.get("review", {})
         elif record.status == "graded":
-            record.status, record.reason = "failed", "the grader wrote no results"
+            record.status, record.reason = "failed", NO_RESULTS
     record.reason = clip("; ".join(filter(None, [staged.problem, *notes, record.reason])), "reason")
     if not (out / "feedback" / student / ASSIGNMENT).is_dir():
         write_failure_feedback(out, record)
@@ -108,12 +108,7 @@ def grade_student(record: StudentRecord, staged: Staged, out: str, db_url: str, 
 
 def write_failure_feedback(out: Path, record: StudentRecord):
     """feedback/<student>/lesson20/lesson20.html for a submission nbgrader produced no feedback for."""
-    rows = "".join(f"<tr><td>{html.escape(i.title)}</td><td>0 / {i.points:g}</td></tr>" for i in AUTO_ITEMS)
-    page = (f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{ASSIGNMENT} feedback</title></head>"
-            f"<body><h1>{ASSIGNMENT}: your submission could not be graded</h1>"
-            f"<p>Status: {html.escape(record.status)}. {html.escape(record.reason)}</p>"
-            f"<p>Submit <code>{ASSIGNMENT}/{NOTEBOOK}</code>, saved from Jupyter, and ask your "
-            f"instructor to grade it again.</p><table>{rows}</table></body></html>\n")
+    page = failure_page(ASSIGNMENT, NOTEBOOK, record.status, record.reason, AUTO_ITEMS)
     path = out / "feedback" / record.student / ASSIGNMENT / f"{ASSIGNMENT}.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page)
@@ -189,8 +184,7 @@ def _grade_all(todo, submitted, out, db_url, settings, grader, jobs, progress):
                 if deaths[student] < DEATHS:  # the OOM killer may have picked the wrong process: once more
                     pool.submit(student, (record, found, str(out), db_url, settings))
                     continue
-                record = _record_error(out, student, f"its grading process died {DEATHS} times ({outcome.detail}); "
-                                       "if memory ran out, grade it alone (--jobs 1) or with more memory")
+                record = _record_error(out, student, process_died(DEATHS, outcome.detail))
             elif outcome.error == "deadline":
                 record = _record_timeout(out, db_url, record, found, settings)
             elif outcome.error == "raised":  # a bug of ours on this one submission: record it, go on
@@ -206,7 +200,7 @@ def _grade_all(todo, submitted, out, db_url, settings, grader, jobs, progress):
 
 def _record_error(out: Path, student: str, detail: str) -> StudentRecord:
     """Our fault, not the submission's: no fingerprint, so the next run grades this student again."""
-    record = StudentRecord(student, "", "error", clip(f"grader error: {detail}", "reason"))
+    record = StudentRecord(student, "", "error", clip(grader_error(detail), "reason"))
     save_state(out, record)
     return record
 
@@ -220,9 +214,8 @@ def _record_timeout(out: Path, db_url: str, record: StudentRecord, staged: Stage
     try:
         zero_submission(db_url, record.student)
     except Exception as exc:  # the gradebook was busy: grade again next run
-        return _record_error(out, record.student, f"gradebook error after a timeout: {type(exc).__name__}: {exc}")
-    reason = (f"grading it was stopped at the deadline of {settings.deadline:g} s per student "
-              f"(6 x --timeout + 60 s, with --timeout {settings.timeout:g})")
+        return _record_error(out, record.student, gradebook_error_after_timeout(exc))
+    reason = past_deadline(settings.deadline, settings.timeout)
     record.status, record.rubric, record.review = "timeout", {}, {}
     record.reason = "; ".join(filter(None, [staged.problem, *staged.notes, reason]))
     write_failure_feedback(out, record)
