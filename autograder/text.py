@@ -11,7 +11,8 @@ grading.py, report.py, instructor/grade.py); the words are here, grouped by who 
 
 The status words are vocabularies, not wording: each is a Literal beside what carries it
 (sandbox.errors.SandboxReason, checks.expect.CheckReason, grading.NotebookStatus,
-instructor.state.StudentStatus). grades.json, the gradebook and the results files hold them.
+instructor.state.StudentStatus). The last two are written to the results files and grades.json,
+so their words never change.
 
 First, `clip`: how much of a text that came from student code (or a failing tool) is kept. Such
 text is whatever the code wrote, so it is always cut before it is stored or shown, and cut
