@@ -19,20 +19,8 @@ import torch
 from .checks import probes
 from .checks.expect import CheckFailure
 from .sandbox import Sandbox, SandboxError
-from .text import clip
-
-# how a signal that ended the child reads to a student
-SIGNAL_WORDS = {
-    "SIGKILL": "it was killed (out of memory, or past its CPU time)",
-    "SIGXCPU": "it ran past its CPU time",
-    "SIGSEGV": "it crashed (segmentation fault)",
-    "SIGXFSZ": "it wrote a file that was too large",
-    "SIGABRT": "it aborted",
-}
-HINTS = {"timeout": "look for an endless loop.",
-         "crashed": "Look for os._exit, sys.exit, or a very large allocation.",
-         "refused": ("Return plain values: numbers, short strings, lists, and tensors that hold their own "
-                     "memory (.clone() a view made with expand).")}
+from .text import (check_in_sandbox_failed, clip, could_not_run, item_time_used, not_defined, not_implemented,
+                   notebook_time_used, raised, sandbox_stopped, tampered)
 
 
 def probe_failure(obs: dict, context: str) -> CheckFailure:
@@ -41,38 +29,12 @@ def probe_failure(obs: dict, context: str) -> CheckFailure:
            for k, v in obs.items()}
     status = obs.get("status")
     if status == "missing":
-        name = obs["name"]
-        hint = ("Run the cell that defines it, and check the spelling." if context == "kernel" else
-                "No cell of your notebook defined it when the notebook ran: check the spelling, and "
-                "that the cell defining it ran without an error before it.")
-        return CheckFailure(f"{name} is not defined. {hint}", "missing")
+        return CheckFailure(not_defined(obs["name"], context), "missing")
     if status == "raised":
-        where = f" ({obs['where']})" if obs.get("where") else ""
         if obs.get("type") == "NotImplementedError":
-            return CheckFailure(f"{obs['call']} is not implemented yet: it raised NotImplementedError{where}. "
-                                "Replace the `raise NotImplementedError(...)` line with your code.",
-                                "not_implemented")
-        return CheckFailure(f"{obs['call']} raised {obs['type']}: {obs['message']}{where}")
-    return CheckFailure(obs.get("message") or f"the check could not run your code ({status})", status or "")
-
-
-def sandbox_failure(exc: SandboxError) -> str:
-    """What a student reads when the sandbox timed out, died or broke down."""
-    doing = exc.doing or "running your code"
-    if exc.reason == "refused":
-        return f"what came back from your code could not be used: {exc.detail} (while {doing})"
-    if exc.reason == "timeout":
-        where = f": cell {exc.cell} was still running when the time ran out" if exc.cell is not None else ""
-        return f"took longer than it may while {doing}{where}"
-    if exc.died:
-        words = SIGNAL_WORDS.get(exc.signal_name)
-        if words is None:
-            words = f"it exited with code {exc.status}" if exc.status is not None else "it stopped answering"
-            if exc.tail:
-                words += f". Last message: {clip(exc.tail, 'tail')}"
-        where = f" in cell {exc.cell}" if exc.cell is not None else ""
-        return f"the Python process running your code ended while {doing}{where}: {words}"
-    return f"{exc.detail} (while {doing})" if exc.doing else exc.detail
+            return CheckFailure(not_implemented(obs["call"], obs.get("where")), "not_implemented")
+        return CheckFailure(raised(obs["call"], obs["type"], obs["message"], obs.get("where")))
+    return CheckFailure(obs.get("message") or could_not_run(status), "error")  # probes.run's "error"
 
 
 class LocalStudent:
@@ -197,26 +159,19 @@ class SandboxStudent:
         total_left = self.total_left()
         item_left = self.timeout - self.spent.get(item, 0.0)
         if total_left <= 0:  # the whole notebook's time is used up
-            self._fail_fast(item, f"{what}: not run: your notebook used up its {self.total_seconds:g} s for all "
-                                  "exercises in earlier ones. Look for an endless loop there.", "timeout")
+            self._fail_fast(item, notebook_time_used(what, self.total_seconds), "timeout")
         if item_left <= 0:  # its checks (the grader's own work on its answers included) took all its time
-            self._fail_fast(item, f"{what}: not run: this exercise used up its {self.timeout:g} s in earlier "
-                                  f"checks. {HINTS['timeout'].capitalize()}", "timeout")
+            self._fail_fast(item, item_time_used(what, self.timeout), "timeout")
         if self.sandbox.channel is None and self.sandbox.restarts >= self.sandbox.limits.max_restarts:
-            self._fail_fast(item, f"{what}: not run: your code stopped the sandbox {self.sandbox.restarts} times, "
-                                  "so the rest of its checks are skipped. " + HINTS["crashed"], "crashed")
+            self._fail_fast(item, sandbox_stopped(what, self.sandbox.restarts), "crashed")
         try:
             obs = self.sandbox.request(probe, spec, timeout=max(min(item_left, total_left), 0.5),
                                        within=max(total_left, 0.5), measure_memory=measure_memory,
                                        bind=self.bind.get(item, ()))
         except SandboxError as exc:
             reloading = exc.doing == "running your notebook"
-            hint = {"timeout": (f"Your notebook has {self.total_seconds:g} s for all exercises, running it again "
-                                f"after a crash included: {HINTS['timeout']}" if reloading else
-                                f"This exercise has {self.timeout:g} s in all: {HINTS['timeout']}"),
-                    "crashed": HINTS["crashed"], "refused": HINTS["refused"]}.get(exc.reason, "")
-            text = f"{what}: {sandbox_failure(exc)}".rstrip(".")
-            failure = CheckFailure(f"{text}. {hint}".strip(), exc.reason)
+            failure = CheckFailure(check_in_sandbox_failed(what, exc, reloading, self.total_seconds, self.timeout),
+                                   exc.reason)
             self.crashes[item] = self.crashes.get(item, 0) + 1
             if exc.reason == "timeout" or self.crashes[item] >= self.CRASHES_PER_ITEM:
                 self.failures[item] = failure
@@ -227,14 +182,10 @@ class SandboxStudent:
             self.reloaded += self.sandbox.reload_seconds
         if obs["status"] == "tampered":
             self.tampered.setdefault(item, []).extend(f for f in obs["flags"] if f not in self.tampered.get(item, []))
-            raise CheckFailure(f"{what}: {REVIEW_TEXT}", "tampered")
+            raise CheckFailure(tampered(what), "tampered")
         if obs["status"] != "ok":
             raise probe_failure(obs, self.context)
         return obs
-
-
-REVIEW_TEXT = ("your code reached into the grader's own code or what it relies on, so this exercise is set "
-               "aside for your instructor to grade by hand")
 
 
 def plain_problem(p: dict) -> dict:

@@ -10,22 +10,28 @@ it only the visible checks run.
 """
 import ast
 from dataclasses import dataclass, field
+from typing import Literal
 
-from .backends import REVIEW_TEXT, SandboxStudent, plain_problem, sandbox_failure
+from .backends import SandboxStudent, plain_problem
 from .cells import notebook_cells
 from .items import AUTO_ITEMS, components, get_item
 from .report import item_text
 from .runner import ItemResult, Outcome, run_checks
 from .sandbox import Limits, Sandbox, SandboxError
 from .structure import drop_grader_metadata, repair_structure
-from .text import clip
+from .text import (CODE_RAN, clip, elsewhere, more_not_listed, not_graded, out_of_time_note, problem_text,
+                   raised_note, repaired_note, review_note, sandbox_failure, set_aside, stand_in, structure_repair)
+
+# how grading one notebook ended: "graded" (whatever its scores), or, with zeros for all, "timeout" (loading it
+# ran out of time) or "failed" (the sandbox broke down); results files and then grades.json hold it
+NotebookStatus = Literal["graded", "failed", "timeout"]
 
 SHOWN = 5  # of the repairs or errors that concern one item, the ones its report names (the rest are counted)
 
 
 @dataclass
 class SubmissionResult:
-    status: str                                  # "graded", "failed" or "timeout"
+    status: NotebookStatus
     reason: str = ""                             # why it is not simply "graded", for people
     items: dict = field(default_factory=dict)    # item id -> ItemResult
     problems: list = field(default_factory=list)  # errors raised while the notebook ran (plain dicts)
@@ -38,38 +44,23 @@ class SubmissionResult:
 
     def report(self, item_id: str) -> str:
         """The student-facing text for one item: repairs and errors in its cells, then its checks."""
-        lines = _first([f"Your notebook's structure: {r.text}." for r in self.repairs if r.item == item_id],
-                       "repairs")
+        lines = _first([structure_repair(r.text) for r in self.repairs if r.item == item_id], "repairs")
         lines += self.items[item_id].notes
         if self.items[item_id].review:
-            lines.append(f"Set aside for review: {REVIEW_TEXT} (it was caught {'; '.join(self.items[item_id].review)}).")
+            lines.append(set_aside(self.items[item_id].review))
         lines += _first([problem_text(p) for p in self.problems if p.get("item") == item_id], "errors")
         result = self.items[item_id]
         if result.score < result.item.points:  # an error elsewhere may be the cause (a helper's cell, the setup)
-            lines += ["Elsewhere: " + problem_text(p) for p in self.problems if not p.get("item")][:3]
+            lines += [elsewhere(p) for p in self.problems if not p.get("item")][:3]
         if self.status != "graded":
-            lines.append(f"Your notebook could not be graded ({self.status}): {self.reason}")
+            lines.append(not_graded(self.status, self.reason))
         return "\n".join(lines + [item_text(result)])
 
 
 def _first(lines: list, what: str) -> list:
     """At most SHOWN of these lines, and how many more there are."""
     more = len(lines) - SHOWN
-    return lines[:SHOWN] + ([f"({more} more {what} like these are not listed.)"] if more > 0 else [])
-
-
-def problem_text(p: dict) -> str:
-    """One error the notebook raised while it ran, as the student reads it."""
-    where = f"cell {p['cell']}" + (f" (line {p['line']})" if p.get("line") else "")
-    if p["type"] == "CellTimeout":
-        return f"While your notebook ran, {where} {p['message']}; the cells after it still ran."
-    if p["type"] == "ProcessDied":
-        last = f" Its last message: {p['where']}." if p.get("where") else ""
-        return (f"While your notebook ran, {where} ended the Python process running it ({p['message']}), so the "
-                f"notebook was run again without that cell.{last} Look for os._exit, sys.exit, os.kill or a very "
-                "large allocation, in that cell or in a function it calls.")
-    detail = f" at {p['where']}" if p.get("where") else ""
-    return f"While your notebook ran, {where} raised {p['type']}: {p['message']}{detail}"
+    return lines[:SHOWN] + ([more_not_listed(more, what)] if more > 0 else [])
 
 
 def stand_in_note(item_id: str, sources: list) -> list:
@@ -82,16 +73,12 @@ def stand_in_note(item_id: str, sources: list) -> list:
         except SyntaxError:
             continue
     called = [name for name in components(item_id) if name in used and name not in item.given]
-    parts = ([f"the {', '.join(item.given)} its checks hand to your code"] if item.given else []) + (
-        [f"{', '.join(called)}, which your code here uses"] if called else [])
-    if not parts:
-        return []
-    return [f"Graded with the reference's {' and '.join(parts)}, in place of yours: a mistake in another "
-            "exercise costs points in that exercise only."]
+    note = stand_in(item.given, called)
+    return [note] if note else []
 
 
 def _zero(item_ids, message: str, reason: str) -> dict:
-    return {i: ItemResult(get_item(i), [Outcome("your code ran", False, message, reason=reason)]) for i in item_ids}
+    return {i: ItemResult(get_item(i), [Outcome(CODE_RAN, False, message, reason=reason)]) for i in item_ids}
 
 
 def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
@@ -131,12 +118,12 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
         result.review = list(dict.fromkeys(sandbox.flags + student.tampered.get(item_id, [])))
         if item_id in bind:
             result.notes = stand_in_note(item_id, [c.source for c in cells if c.item == item_id])
-    notes = _first([f"repaired: {r.text}" for r in repairs], "repairs")
-    notes += [f"cell {p['cell']} raised {p['type']}" for p in problems[:SHOWN]]
+    notes = _first([repaired_note(r.text) for r in repairs], "repairs")
+    notes += [raised_note(p["cell"], p["type"]) for p in problems[:SHOWN]]
     timed_out = [i for i, failure in student.failures.items() if failure.reason == "timeout"]
     if timed_out:
-        notes.append(f"ran out of time in {', '.join(timed_out)}")
+        notes.append(out_of_time_note(timed_out))
     flagged = {f for r in items.values() for f in r.review}
     if flagged:
-        notes.append(f"set aside for review: {'; '.join(sorted(flagged))[:300]}")
+        notes.append(review_note(flagged))
     return SubmissionResult("graded", clip("; ".join(notes), "reason"), items, problems, repairs)

@@ -3,6 +3,8 @@ behaviour with its points, and under a failing behaviour what its failing checks
 import html
 
 from .rubric import capped
+from .text import (CAPPED, CENTRAL, HIDDEN_CHECK, NO_CHECKS, NOT_IMPLEMENTED, SAME_PROBLEM, UNCHECKED,
+                   partial_summary, summary)
 
 
 def verified(result) -> tuple:
@@ -24,18 +26,9 @@ def _summary(result) -> str:
     checked = [b for b in judged if b["earned"] is not None]
     passing = sum(1 for b in checked if b["earned"])
     if len(checked) == len(judged):
-        return (f"{result.item.id}: {passing} of {len(judged)} behaviours pass, "
-                f"{result.score:g} of {result.item.points:g} points")
+        return summary(result.item.id, passing, len(judged), result.score, result.item.points)
     earned, possible, waiting = verified(result)
-    return (f"{result.item.id}: {passing} of {len(checked)} behaviours checked here pass, {earned:g} of their "
-            f"{possible:g} points; {waiting:g} more points are {UNCHECKED}")
-
-
-NOT_IMPLEMENTED = ("Not implemented yet: your code (or code it uses from an earlier exercise) still raises "
-                   "NotImplementedError. Replace each "
-                   "`raise NotImplementedError(...)` line with your code, run that cell, then run this check again.")
-UNCHECKED = "checked only when your notebook is graded"
-CAPPED = "A central behaviour fails, so this item keeps at most half its points."
+    return partial_summary(result.item.id, passing, len(checked), earned, possible, waiting)
 
 
 def _single_reason(result):
@@ -55,14 +48,14 @@ def _rows(result):
     """(mark, points, text, failing checks as (title, message or "same problem as above")) per behaviour."""
     previous = None
     for b in result.behaviours():
-        text = b["description"] + (" (central)" if b["central"] else "")
+        text = b["description"] + (CENTRAL if b["central"] else "")
         if b["earned"] is None:
             yield "·", f"–/{b['points']:g}", f"{text} ({UNCHECKED})", []
             continue
         failures = []
         for f in b["failures"]:
-            title = f["name"] + (" (hidden check)" if f["hidden"] else "")
-            failures.append((title, "same problem as above" if f["message"] == previous else f["message"]))
+            title = f["name"] + (HIDDEN_CHECK if f["hidden"] else "")
+            failures.append((title, SAME_PROBLEM if f["message"] == previous else f["message"]))
             previous = f["message"]
         yield ("✓" if b["earned"] else "✗"), f"{b['earned']:g}/{b['points']:g}", text, failures
 
@@ -70,7 +63,7 @@ def _rows(result):
 def item_text(result) -> str:
     lines = [_summary(result)]
     if not result.outcomes:
-        return lines[0] + "\n  no checks ran"
+        return lines[0] + "\n  " + NO_CHECKS
     reason = _single_reason(result)
     if reason:
         return lines[0] + "\n  " + reason

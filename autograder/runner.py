@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from . import rubric
+from .checks.expect import CheckReason
 from .items import Item, get_item
+from .text import CHECK_FAILED, internal_error
 
 CHECKS_DIR = Path(__file__).parent / "checks"
 HIDDEN_DIR = Path(__file__).parent / "instructor" / "hidden"
@@ -25,7 +27,7 @@ class Outcome:
     passed: bool
     message: str = ""
     hidden: bool = False
-    reason: str = ""  # CheckFailure.reason, when the failure was about the code's state, not its logic
+    reason: CheckReason = ""  # CheckFailure.reason, when the failure was about the code's state, not its logic
     check: str = ""   # the check function it came from (parametrised cases share it)
     behaviour: str = ""  # the rubric behaviour that check belongs to (rubric.py), "" for none
 
@@ -66,8 +68,8 @@ def _student_message(excinfo) -> str:
     if isinstance(exc, AssertionError):
         # pytest's assertion rewriting appends the failing expression; the student gets our words only
         text = str(exc).split("\nassert ")[0].strip()
-        return text or "a check failed"
-    return f"internal error in the check ({type(exc).__name__}: {exc}); please tell your instructor"
+        return text or CHECK_FAILED
+    return internal_error(exc)
 
 
 class _Collector:

@@ -14,10 +14,12 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
 from autograder.instructor.staging import parse_shard, select_students
+from autograder.instructor.state import StudentStatus
 from autograder.items import ASSIGNMENT, AUTO_ITEMS, ITEMS
 from tests.helpers import ROOT, SOLUTION_NB, STUDENT_NB
 
@@ -149,6 +151,7 @@ def test_grades_json_has_every_student_and_every_autograded_item(graded):
     for student, row in doc["students"].items():
         # the contract, plus the per-behaviour detail of the autograded items under its own key
         assert set(row) - {"rubric"} == {"status", "reason", "items", "total", "max_total"}, student
+        assert row["status"] in get_args(StudentStatus), student
         for grade_id, behaviours in row.get("rubric", {}).items():
             assert grade_id in auto
             assert sum(b["max_score"] for b in behaviours.values()) == pytest.approx(auto[grade_id])

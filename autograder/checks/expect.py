@@ -12,6 +12,7 @@ import functools
 import hashlib
 import math
 from pathlib import Path
+from typing import Literal
 
 import torch
 
@@ -21,14 +22,18 @@ EXPECTED_FILE = Path(__file__).with_name("expected.pt")
 _compute = None  # while the release writes EXPECTED_FILE: (key, oracle, args, kwargs) -> the oracle's value
 
 
+# Why a check failed, when it says nothing about the code's logic ("" when it does): "not_implemented" (a stub
+# still raises), "missing" (a name is not defined), "error" (the probe could not use what the code returned),
+# "tampered" (set aside for review), or how the sandbox failed (sandbox.errors.SandboxReason, passed on as is).
+# report.py reads it to say once what made every check of an item fail.
+CheckReason = Literal["", "not_implemented", "missing", "error", "tampered", "timeout", "crashed", "protocol",
+                      "refused"]
+
+
 class CheckFailure(AssertionError):
-    """A check failed for a reason already worded for the student.
+    """A check failed for a reason already worded for the student; `reason` sorts it (CheckReason)."""
 
-    `reason` sorts failures that say nothing about the code's logic: "not_implemented"
-    (a stub still raises), "missing" (a name is not defined), "timeout", "crashed".
-    """
-
-    def __init__(self, message: str, reason: str = ""):
+    def __init__(self, message: str, reason: CheckReason = ""):
         super().__init__(message)
         self.reason = reason
 

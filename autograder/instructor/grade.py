@@ -16,7 +16,6 @@ into one gradebook (PostgreSQL for machines): the gradebook is set up under a lo
 student is graded by exactly one shard.
 """
 import hashlib
-import html
 import multiprocessing
 import os
 import shutil
@@ -27,7 +26,7 @@ from pathlib import Path
 
 from ..items import ASSIGNMENT, AUTO_ITEMS, ROOT, solution_notebooks
 from ..sandbox.errors import Limits
-from ..text import clip
+from ..text import clip, failure_page, gradebook_error_after_timeout, grader_error, past_deadline, process_died
 from .course import nbgrader_config, prepare_gradebook, put_alembic_on_path, write_formgrader_config
 from .gradebook import export, normalise_db_url, submitted_students, zero_submission
 from .pipeline import grade_student, warm_up
@@ -88,12 +87,7 @@ def grade_one(record: StudentRecord, staged: Staged, out: str, db_url: str, limi
 
 def write_failure_feedback(out: Path, record: StudentRecord):
     """feedback/<student>/lesson20/lesson20.html for a submission nbgrader produced no feedback for."""
-    rows = "".join(f"<tr><td>{html.escape(i.title)}</td><td>0 / {i.points:g}</td></tr>" for i in AUTO_ITEMS)
-    page = (f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{ASSIGNMENT} feedback</title></head>"
-            f"<body><h1>{ASSIGNMENT}: your submission could not be graded</h1>"
-            f"<p>Status: {html.escape(record.status)}. {html.escape(record.reason)}</p>"
-            f"<p>Submit <code>{ASSIGNMENT}/{NOTEBOOK}</code>, saved from Jupyter, and ask your "
-            f"instructor to grade it again.</p><table>{rows}</table></body></html>\n")
+    page = failure_page(ASSIGNMENT, NOTEBOOK, record.status, record.reason, AUTO_ITEMS)
     path = out / "feedback" / record.student / ASSIGNMENT / f"{ASSIGNMENT}.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page)
@@ -175,8 +169,7 @@ def _grade_all(pool: Workers, todo, submitted, out, db_url, limits, grader, prog
                 if deaths[student] < DEATHS:  # the OOM killer may have picked the wrong process: once more
                     pool.submit(student, (record, found, str(out), db_url, limits))
                     continue
-                record = _record_error(out, student, f"its grading process died {DEATHS} times ({outcome.detail}); "
-                                       "if memory ran out, grade it alone (--jobs 1) or with more memory")
+                record = _record_error(out, student, process_died(DEATHS, outcome.detail))
             elif outcome.error == "deadline":
                 record = _record_timeout(out, db_url, record, found, limits)
             elif outcome.error == "raised":  # a bug of ours on this one submission: record it, go on
@@ -191,7 +184,7 @@ def _grade_all(pool: Workers, todo, submitted, out, db_url, limits, grader, prog
 
 def _record_error(out: Path, student: str, detail: str) -> StudentRecord:
     """Our fault, not the submission's: no fingerprint, so the next run grades this student again."""
-    record = StudentRecord(student, "", "error", clip(f"grader error: {detail}", "reason"))
+    record = StudentRecord(student, "", "error", clip(grader_error(detail), "reason"))
     save_state(out, record)
     return record
 
@@ -204,10 +197,8 @@ def _record_timeout(out: Path, db_url: str, record: StudentRecord, staged: Stage
     try:
         zero_submission(db_url, record.student)
     except Exception as exc:  # the gradebook was busy: grade again next run
-        return _record_error(out, record.student, f"gradebook error after a timeout: {type(exc).__name__}: {exc}")
-    reason = (f"grading it was stopped at the deadline of {limits.student_seconds:g} s per student (the "
-              f"notebook's {limits.notebook_seconds:g} s, its checks' {limits.checks_seconds:g} s, and "
-              f"{limits.STARTUP_SECONDS:g} s to start and write the feedback)")
+        return _record_error(out, record.student, gradebook_error_after_timeout(exc))
+    reason = past_deadline(limits)
     record.status, record.items, record.review = "timeout", {}, {}
     record.reason = "; ".join(filter(None, [staged.problem, *staged.notes, reason]))
     write_failure_feedback(out, record)

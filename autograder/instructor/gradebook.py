@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from ..items import ASSIGNMENT, ITEMS, MANUAL_ITEMS
-from ..text import clip
+from ..text import NOT_GRADED_YET, clip
 from .files import file_lock, write_atomic
 from .state import load_state, recorded_students, state_path
 
@@ -134,7 +134,7 @@ def export(out: Path, db_url: str, students=None, sources=()) -> dict:
         with Gradebook(db_url, course_id=COURSE_ID) as gb:
             for student in sorted(students):
                 state = _newest_state(folders, student)
-                status, reason = (state.status, clip(state.reason, "reason")) if state else ("error", "not graded yet")
+                status, reason = (state.status, clip(state.reason, "reason")) if state else ("error", NOT_GRADED_YET)
                 scores = _gradebook_items(gb, student) if status != "error" else {}
                 items, overridden = {}, {}
                 for item in ITEMS:

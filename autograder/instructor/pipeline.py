@@ -28,7 +28,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
                                     SaveAutoGrades, SaveCells)
 
 from ..items import ASSIGNMENT
-from ..text import clip
+from ..text import NO_RESULTS, autograde_refused, clip, gradebook_error, no_feedback
 from .gradebook import zero_submission
 from .preprocessor import GradeOutOfProcess, take_result
 from .stubs import ClearSolutionsNamed
@@ -94,19 +94,19 @@ def grade_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> Stud
     result = take_result(student, ASSIGNMENT)
     if is_db_error(error):
         # not the submission's fault: no fingerprint, so the next run grades this student again
-        record.status, record.fingerprint, record.reason = "error", "", f"gradebook error: {error}"
+        record.status, record.fingerprint, record.reason = "error", "", gradebook_error(error)
     elif error:  # nbgrader refused the submission (e.g. broken cell metadata): it gets zeros
         zero_submission(db_url, student)
-        record.status, record.reason = "failed", f"nbgrader could not autograde it: {error}"
+        record.status, record.reason = "failed", autograde_refused(error)
     elif result is None:
-        record.status, record.reason = "failed", "the grader wrote no results"
+        record.status, record.reason = "failed", NO_RESULTS
     else:
         record.status, record.reason = result.status, clip(result.reason, "reason")
         record.items = item_records(result)
         record.review = {i: [clip(f, "note") for f in flags] for i, flags in result.review.items()}
         error = run_with_retries(cfg, student, "feedback")
         if error:
-            notes.append(clip(f"no feedback: {error}", "note"))
+            notes.append(clip(no_feedback(error), "note"))
     record.reason = clip("; ".join(filter(None, [staged.problem, *notes, record.reason])), "reason")
     save_state(out, record)
     return record

@@ -9,16 +9,23 @@ with the instructor's score and without the grader's rubric.
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from ..text import clip
 from .files import write_atomic
+
+
+# how grading a student ended: a notebook's status (grading.NotebookStatus: "graded", "failed", "timeout",
+# the last also when the grading process passed its deadline), or "error": the grader's fault, not the
+# submission's, graded again next run. grades.json shows it.
+StudentStatus = Literal["graded", "failed", "timeout", "error"]
 
 
 @dataclass
 class StudentRecord:
     student: str
     fingerprint: str = ""                        # "" means: grade again next time
-    status: str = "graded"                       # "graded", "failed", "timeout" or "error"
+    status: StudentStatus = "graded"
     reason: str = ""                             # why it is not simply "graded", for people
     items: dict = field(default_factory=dict)    # item id -> {"score", "max_score", "rubric": per behaviour}
     review: dict = field(default_factory=dict)   # item id -> why it is set aside for manual grading

@@ -1,6 +1,11 @@
 """The sandbox's limits and its one exception: plain data, shared by every part of the sandbox."""
 import signal
 from dataclasses import dataclass
+from typing import Literal
+
+# how the sandboxed process failed: it ran out of time, died, broke the protocol, or answered with something
+# decode.py would not read ("refused")
+SandboxReason = Literal["timeout", "crashed", "protocol", "refused"]
 
 
 @dataclass(frozen=True)
@@ -41,13 +46,12 @@ class Limits:
 class SandboxError(Exception):
     """The sandboxed process timed out, died or broke the protocol.
 
-    reason: "timeout", "crashed", "protocol", or "refused" (an answer decode.py would not read: its detail
-    says what it held); doing: what the grader had asked for; status: the
-    child's exit code (negative: the signal that ended it) when it died; tail: the last line it wrote
-    to stderr; cell: the notebook cell it was running, if it was loading the notebook.
+    reason: a SandboxReason ("refused": its detail says what the answer held); doing: what the grader had
+    asked for; status: the child's exit code (negative: the signal that ended it) when it died; tail: the
+    last line it wrote to stderr; cell: the notebook cell it was running, if it was loading the notebook.
     """
 
-    def __init__(self, reason: str, detail: str, doing: str = "", status=None, tail: str = "", cell=None,
+    def __init__(self, reason: SandboxReason, detail: str, doing: str = "", status=None, tail: str = "", cell=None,
                  died: bool = False):
         super().__init__(detail)
         self.reason, self.detail, self.doing = reason, detail, doing

@@ -13,7 +13,7 @@ import torch
 
 from . import protocol
 from .decode import Refused
-from .errors import Limits, SandboxError
+from .errors import Limits, SandboxError, SandboxReason
 from .isolation import HERE, WEAK_ISOLATION, have_bwrap, probes_file
 from .zygote import open_channel
 
@@ -229,7 +229,7 @@ class Sandbox:
     def _send(self, data: bytes, deadline: float, doing: str):
         self._guard(lambda: self.channel.send(data, deadline), doing)
 
-    def _fail(self, reason: str, detail: str, doing: str, died: bool = False):
+    def _fail(self, reason: SandboxReason, detail: str, doing: str, died: bool = False):
         if os.environ.get("LESSON20_SANDBOX_DEBUG") and self.channel is not None:
             print(bytes(self.channel.err.kept).decode(errors="replace"), file=sys.stderr)
         cell = self.channel.cell if self.channel is not None else None

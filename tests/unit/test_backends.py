@@ -1,9 +1,13 @@
 """autograder.backends: how probe answers and sandbox failures are worded, and the time budgets."""
+from typing import get_args
+
 import pytest
 
-from autograder.backends import LocalStudent, Reference, SandboxStudent, probe_failure, sandbox_failure
-from autograder.checks.expect import CheckFailure
+from autograder.backends import LocalStudent, Reference, SandboxStudent, probe_failure
+from autograder.checks.expect import CheckFailure, CheckReason
 from autograder.sandbox import Limits, SandboxError
+from autograder.sandbox.errors import SandboxReason
+from autograder.text import sandbox_failure
 
 
 def test_missing_name_in_kernel_and_sandbox():
@@ -157,3 +161,35 @@ def test_the_references_own_time_is_not_charged(clock):
     clock.now += 1
     student.end_item()
     assert student.spent["x"] == pytest.approx(1)
+
+
+def test_every_reason_a_check_fails_for_is_a_check_reason(clock):
+    """Each way the backends fail a check, once: its reason is a word of CheckReason."""
+    reasons = {}
+
+    def fail(why, student, probe="q5_answer"):
+        with pytest.raises(CheckFailure) as failure:
+            student.run(probe)
+        reasons[why] = failure.value.reason
+
+    def sandboxed(*script):
+        student = SandboxStudent(FakeSandbox(script, clock), timeout=5, total_seconds=15)
+        student.begin_item("x")
+        return student
+
+    fail("not defined", LocalStudent({}))
+    fail("the probe broke", LocalStudent({}), probe="no_such_probe")
+    for raised in ("NotImplementedError", "KeyError"):
+        obs = {"status": "raised", "call": "f()", "type": raised, "message": ""}
+        reasons[raised] = probe_failure(obs, "sandbox").reason
+    for reason in get_args(SandboxReason):
+        fail(reason, sandboxed(SandboxError(reason, "d", "running p")))
+    fail("tampered", sandboxed({"status": "tampered", "flags": ["f"]}))
+    stopped = sandboxed()
+    stopped.sandbox.channel, stopped.sandbox.restarts = None, stopped.sandbox.limits.max_restarts
+    fail("stopped too often", stopped)
+    late = sandboxed()
+    clock.now += 6
+    fail("out of its time", late)
+    assert set(reasons.values()) >= {"missing", "error", "not_implemented", "", "tampered", "timeout", "crashed"}
+    assert {why: r for why, r in reasons.items() if r not in get_args(CheckReason)} == {}

@@ -1,7 +1,15 @@
-"""autograder.text: text from student code is cut to its kind's limit, without writing the whole value out."""
+"""autograder.text: text from student code is cut to its kind's limit, without writing the whole value out; and
+the status vocabularies beside what carries them (their words never change)."""
+from typing import get_args
+
 import pytest
 
-from autograder.text import LIMITS, bounded_repr, clip
+from autograder.checks.expect import CheckReason
+from autograder.grading import NotebookStatus
+from autograder.instructor.state import StudentStatus
+from autograder.sandbox.errors import SandboxReason
+from autograder.text import HINTS, LIMITS, bounded_repr, clip
+from tests.submissions import VARIANTS
 
 
 @pytest.mark.parametrize("kind", sorted(LIMITS))
@@ -24,3 +32,19 @@ def test_a_repr_that_raises_is_named_not_raised():
             raise RuntimeError("no")
     assert bounded_repr(Hostile()).startswith("<Hostile")
     assert bounded_repr([Hostile()]).startswith("[<Hostile")
+
+
+def words(vocabulary) -> set:
+    return set(get_args(vocabulary))
+
+
+def test_a_status_passed_on_is_a_word_of_the_vocabulary_it_is_passed_into():
+    assert words(SandboxReason) < words(CheckReason)      # a sandbox failure fails the check for that reason
+    assert words(NotebookStatus) < words(StudentStatus)   # a notebook's status is its student's
+    assert set(HINTS) <= words(SandboxReason)
+
+
+def test_the_statuses_the_corpus_expects_are_notebook_statuses():
+    """tests/test_submissions.py checks each variant's status against these, so they too are in the vocabulary."""
+    expected = {v.status for v in VARIANTS.values()}
+    assert expected <= words(NotebookStatus) and len(expected) > 1
