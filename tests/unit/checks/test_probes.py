@@ -1,0 +1,49 @@
+"""autograder.checks.probes, run in this process (as the notebook's check() runs them): a probe hands the code
+its inputs and returns plain data, never raises, and names what is missing or what the code raised; the
+reference's answers are those of an oracle written here."""
+import torch
+
+from autograder.checks import probes
+from autograder.instructor.reference import reference_namespace
+
+
+def oracle_fraction(values, dtype):
+    nonzero = values != 0
+    return int(((values.to(dtype) == 0) & nonzero).sum()) / max(int(nonzero.sum()), 1)
+
+
+def test_a_probe_runs_the_code_and_returns_plain_data():
+    values = torch.tensor([1e-8, 1.0, 0.0, 2.0**-30])
+    obs = probes.run(reference_namespace(), "underflow_fraction", {"values": values, "dtype": "float16"})
+    assert obs["status"] == "ok" and torch.equal(obs["input_after"], values)
+    assert obs["result"]["value"] == oracle_fraction(values, torch.float16)
+
+
+def test_a_missing_name_is_named_not_raised():
+    obs = probes.run({}, "q5_answer", {})
+    assert obs == {"status": "missing", "name": "Q5_ANSWER"}
+
+
+def test_what_the_code_raised_is_described_with_the_call():
+    def underflow_fraction(values, dtype=None):
+        raise ZeroDivisionError("no nonzero values")
+    obs = probes.run({"underflow_fraction": underflow_fraction}, "underflow_fraction", {"values": torch.zeros(3)})
+    assert obs["status"] == "raised" and obs["call"].startswith("underflow_fraction(")
+    assert obs["type"] == "ZeroDivisionError" and "no nonzero values" in obs["message"]
+
+
+def test_torch_defaults_are_the_usual_ones_inside_and_the_callers_after():
+    seen = {}
+
+    def underflow_fraction(values, dtype=None):
+        seen["dtype"], seen["grad"] = torch.get_default_dtype(), torch.is_grad_enabled()
+        return 0.0
+    torch.set_default_dtype(torch.float64)
+    try:
+        with torch.no_grad():
+            probes.run({"underflow_fraction": underflow_fraction}, "underflow_fraction", {"values": torch.ones(2)})
+            assert not torch.is_grad_enabled()
+        assert torch.get_default_dtype() == torch.float64
+    finally:
+        torch.set_default_dtype(torch.float32)
+    assert seen == {"dtype": torch.float32, "grad": True}
