@@ -3,10 +3,11 @@
 Real submissions are graded in this process (no sandbox) so that the whole corpus takes about a
 minute; tests/test_submissions.py grades the same notebooks through the sandbox.
 """
-import importlib
+import contextlib
+import functools
+import io
 import json
 import math
-from pathlib import Path
 
 import pytest
 import torch
@@ -26,35 +27,44 @@ from tests.submissions.buggy import STATIC_USERS, STEP, STEP_PARTS, STEP_TEMPLAT
 
 # ---- the table ----
 
-def marked_checks(folder: Path) -> dict:
-    """{item id: {check function in folder/test_<item>.py: the ids its @pytest.mark.behaviour marks name}}."""
-    found = {}
-    for path in sorted(folder.glob("test_*.py")):
-        package = ".".join(path.relative_to(ROOT).parent.parts)
-        module = importlib.import_module(f"{package}.{path.stem}")
-        found[path.stem.removeprefix("test_")] = {
-            name: [m.args[0] if len(m.args) == 1 else m.args for m in getattr(check, "pytestmark", [])
-                   if m.name == "behaviour"]
-            for name, check in vars(module).items() if name.startswith("test_") and callable(check)}
-    return found
+class _Marks:
+    """A pytest plugin: records each collected check's @pytest.mark.behaviour marks."""
+
+    def __init__(self):
+        self.found = {False: {}, True: {}}  # hidden? -> {item id: {check function: [the marks' args]}}
+
+    def pytest_collection_modifyitems(self, items):
+        for check in items:
+            by_item = self.found[HIDDEN_DIR in check.path.parents]
+            by_item.setdefault(check.path.stem.removeprefix("test_"), {})[check.originalname] = [
+                m.args[0] if len(m.args) == 1 else m.args for m in check.iter_markers("behaviour")]
 
 
-VISIBLE, HIDDEN = marked_checks(CHECKS_DIR), marked_checks(HIDDEN_DIR)
+@functools.cache
+def marked(hidden: bool) -> dict:
+    """{item id: {check function: the behaviour ids it is marked with}} of the visible or the hidden checks,
+    as pytest collects them with the checks' own configuration (checks/pytest.ini), as the runner does."""
+    marks, files = _Marks(), sorted(CHECKS_DIR.glob("test_*.py")) + sorted(HIDDEN_DIR.glob("test_*.py"))
+    with contextlib.redirect_stdout(io.StringIO()) as log:
+        code = pytest.main([*map(str, files), "--collect-only", "-c", str(CHECKS_DIR / "pytest.ini"),
+                            "--rootdir", str(ROOT), "-p", "no:cacheprovider"], plugins=[marks])
+    assert code == pytest.ExitCode.OK, log.getvalue()[-3000:]
+    return marks.found[hidden]
 
 
 def behaviour_of(item: str, check: str, hidden: bool) -> str:
-    return (HIDDEN if hidden else VISIBLE)[item][check][0]
+    return marked(hidden)[item][check][0]
 
 
 def checks_of(item: str, behaviour: str) -> list:
     """The checks marked with `behaviour`, visible ones first."""
-    return [check for marked in (VISIBLE.get(item, {}), HIDDEN.get(item, {}))
-            for check, behaviours in sorted(marked.items()) if behaviours == [behaviour]]
+    return [check for hidden in (False, True)
+            for check, behaviours in sorted(marked(hidden).get(item, {}).items()) if behaviours == [behaviour]]
 
 
 def test_every_auto_item_and_only_those_have_a_rubric():
-    assert set(VISIBLE) and set(HIDDEN)
-    assert set(rubric.RUBRIC) == {i.id for i in AUTO_ITEMS} == set(VISIBLE) | set(HIDDEN)
+    assert marked(False) and marked(True)
+    assert set(rubric.RUBRIC) == {i.id for i in AUTO_ITEMS} == set(marked(False)) | set(marked(True))
 
 
 @pytest.mark.parametrize("item", [i.id for i in AUTO_ITEMS])
@@ -70,7 +80,7 @@ def test_behaviour_points_add_up_to_the_item(item):
 @pytest.mark.parametrize("item", [i.id for i in AUTO_ITEMS])
 def test_every_check_is_marked_with_one_behaviour_of_its_item(item, hidden):
     """What the runner refuses at collection (runner.behaviour), read here from every check file."""
-    checks = (HIDDEN if hidden else VISIBLE).get(item, {})
+    checks = marked(hidden).get(item, {})
     assert hidden or checks, f"{item} has no visible check"
     ids = {b.id for b in rubric.behaviours(item)}
     wrong = {check: behaviours for check, behaviours in checks.items()
@@ -110,7 +120,7 @@ def outcomes(item, failing=(), hidden=True, message="wrong"):
     """One passing outcome per check function of `item` (two for each, as if parametrised),
     except that the checks named in `failing` fail their second case."""
     made = []
-    for is_hidden, functions in [(False, VISIBLE[item]), (True, HIDDEN.get(item, {}) if hidden else {})]:
+    for is_hidden, functions in [(False, marked(False)[item]), (True, marked(True).get(item, {}) if hidden else {})]:
         for check in sorted(functions):
             for case in range(2):
                 ok = not (check in failing and case == 1)
