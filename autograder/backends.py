@@ -66,16 +66,14 @@ class Reference(LocalStudent):
     """The instructor's reference: a failure here is a bug in the course, not the student's.
 
     Its answers depend only on the probe and its spec, so they are kept for the next submission.
-    It comes with the hidden checks' rubric map, {item: {check function: behaviour id}}, which,
-    like the hidden checks, only the instructor's side has, and with `components`: the source of its
-    definitions of the contract names, which stand in for a submission's other items while one is graded.
+    It comes with `components`: the source of its definitions of the contract names, which stand in
+    for a submission's other items while one is graded.
     """
 
     _memo = {}
 
-    def __init__(self, namespace: dict, rubric: dict = None, components: str = ""):
+    def __init__(self, namespace: dict, components: str = ""):
         super().__init__(namespace)
-        self.rubric = rubric or {}
         self.components = components
 
     def run(self, probe: str, measure_memory: bool = False, **spec) -> dict:

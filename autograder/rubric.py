@@ -1,12 +1,14 @@
 """The rubric of each auto-graded item: the behaviours its exercise asks for, and their points.
 
 The one table an instructor edits to change how an item's points are split. A behaviour earns
-its points only if every check mapped to it passes, visible and hidden, every parametrised
+its points only if every check marked with it passes, visible and hidden, every parametrised
 case included. A central behaviour is what the exercise is about: when it fails, the item
 keeps at most half its points, whatever else passes.
 
-Each behaviour names its visible checks (pytest function names in `checks/test_<item>.py`).
-Hidden checks are mapped in `instructor/hidden/rubric.py`, which is not shipped to students.
+Each check names the behaviour it decides beside its code, `@pytest.mark.behaviour(id)` in
+`checks/test_<item>.py` (visible) and `instructor/hidden/test_<item>.py` (hidden, not shipped to
+students), so this table names no check. A check whose marker is missing or names no behaviour
+here stops the run at collection (runner.behaviour).
 """
 from dataclasses import dataclass
 
@@ -16,90 +18,71 @@ class Behaviour:
     id: str
     text: str            # one line, for the student: what the exercise asks for
     points: float
-    checks: tuple = ()   # visible check functions; hidden ones: instructor/hidden/rubric.py
     central: bool = False
 
 
 RUBRIC = {
     "underflow_fraction": (
         Behaviour("counts_flushed_nonzero", "Counts, among the nonzero entries, those that become exactly 0 when "
-                  "cast, with the cast's own rounding (zeros are not counted)", 0.4,
-                  ("test_fraction_of_values_that_flush_to_zero",), central=True),
+                  "cast, with the cast's own rounding (zeros are not counted)", 0.4, central=True),
         Behaviour("uses_dtype", "Casts to the dtype argument, whatever the input's dtype (bfloat16 keeps what "
-                  "float16 loses)", 0.2,
-                  ("test_bfloat16_keeps_what_float16_loses",)),
+                  "float16 loses)", 0.2),
         Behaviour("nan_inf_nonzero", "NaN and ±inf count as nonzero", 0.1),
-        Behaviour("python_float", "Returns a Python float, and 0.0 when no entry is nonzero", 0.2,
-                  ("test_all_zero_input_gives_zero", "test_returns_a_python_float")),
+        Behaviour("python_float", "Returns a Python float, and 0.0 when no entry is nonzero", 0.2),
         Behaviour("any_shape_input_kept", "Works on any shape and leaves its input unchanged", 0.1),
     ),
     "static_loss_scaler": (
-        Behaviour("scale_loss", "scale_loss returns loss * scale, still attached to the graph", 0.3,
-                  ("test_scale_loss_multiplies_and_keeps_the_graph",), central=True),
-        Behaviour("scale", "scale is a float attribute of each scaler: 1024.0 by default, or the value given", 0.1,
-                  ("test_default_scale", "test_two_scalers_keep_their_own_scale")),
-        Behaviour("unscale_divides", "unscale_ divides every gradient by scale, in place", 0.3,
-                  ("test_unscale_divides_in_place",), central=True),
-        Behaviour("overflow", "unscale_ returns a Python bool: True when a gradient holds inf, -inf or NaN", 0.2,
-                  ("test_unscale_reports_overflow",)),
-        Behaviour("edge_cases", "unscale_ skips None gradients and reads a one-shot generator once", 0.1,
-                  ("test_unscale_skips_missing_grads",)),
+        Behaviour("scale_loss", "scale_loss returns loss * scale, still attached to the graph", 0.3, central=True),
+        Behaviour("scale", "scale is a float attribute of each scaler: 1024.0 by default, or the value given", 0.1),
+        Behaviour("unscale_divides", "unscale_ divides every gradient by scale, in place", 0.3, central=True),
+        Behaviour("overflow", "unscale_ returns a Python bool: True when a gradient holds inf, -inf or NaN", 0.2),
+        Behaviour("edge_cases", "unscale_ skips None gradients and reads a one-shot generator once", 0.1),
     ),
     "dynamic_loss_scaler": (
-        Behaviour("backoff", "An overflow multiplies the scale by backoff_factor", 0.5,
-                  ("test_backoff_on_overflow",), central=True),
+        Behaviour("backoff", "An overflow multiplies the scale by backoff_factor", 0.5, central=True),
         Behaviour("no_minimum", "There is no minimum scale", 0.2),
         Behaviour("growth", "The scale grows by growth_factor after growth_interval clean updates in a row; "
-                  "an overflow or a growth restarts the count", 0.7,
-                  ("test_scalers_side_by_side_do_not_interfere", "test_growth_after_growth_interval_clean_steps")),
-        Behaviour("defaults", "torch's defaults: init_scale 2^16, growth_interval 2000", 0.3, ("test_defaults",)),
+                  "an overflow or a growth restarts the count", 0.7),
+        Behaviour("defaults", "torch's defaults: init_scale 2^16, growth_interval 2000", 0.3),
         Behaviour("inherits", "scale_loss and unscale_ work as in StaticLossScaler (when graded, what your class "
-                  "inherits is the reference's: your StaticLossScaler is graded in Exercise 2 only)", 0.3,
-                  ("test_scale_loss_and_unscale_still_work",)),
+                  "inherits is the reference's: your StaticLossScaler is graded in Exercise 2 only)", 0.3),
     ),
     "master_weights": (
         Behaviour("fp32_leaves", "make_master_params returns a list of fp32 leaves with requires_grad=True, one per "
                   "parameter in order, holding its values, and leaves the model's parameters as they were", 0.4,
-                  ("test_one_fp32_leaf_per_parameter",), central=True),
+                  central=True),
         Behaviour("separate_copies", "Each master owns its memory, even when the model is already fp32", 0.4,
-                  ("test_masters_share_no_memory", "test_masters_of_an_fp32_model_own_their_memory"), central=True),
+                  central=True),
         Behaviour("grads_to_fp32", "model_grads_to_master_grads sets each master's .grad to an fp32 copy of the "
-                  "model's .grad that shares no memory with it, None where it is None", 0.5,
-                  ("test_grads_are_copied_as_fp32", "test_master_grads_share_no_memory_with_the_model")),
+                  "model's .grad that shares no memory with it, None where it is None", 0.5),
         Behaviour("copy_back", "master_params_to_model_params copies the masters into the existing fp16 parameters, "
-                  "in place and untracked", 0.4, ("test_copy_back_keeps_dtype_and_parameters",), central=True),
+                  "in place and untracked", 0.4, central=True),
         Behaviour("copy_back_any_dtype", "The copy back keeps any model dtype (bf16, fp32), reads a generator, and "
                   "leaves the masters alone", 0.3),
     ),
     "accumulate_gradients": (
-        Behaviour("full_batch_gradient", "Leaves in each .grad the gradient of the whole batch", 0.7,
-                  ("test_matches_one_full_batch",), central=True),
+        Behaviour("full_batch_gradient", "Leaves in each .grad the gradient of the whole batch", 0.7, central=True),
         Behaviour("micro_batches", "Passes the model at most micro_batch_size examples at a time, and keeps one "
-                  "micro-batch's graph alive at a time (measured memory)", 0.4,
-                  ("test_never_more_than_micro_batch_size",), central=True),
+                  "micro-batch's graph alive at a time (measured memory)", 0.4, central=True),
         Behaviour("any_split", "Any split works: a smaller last micro-batch, micro-batches of 1 or larger than the "
                   "batch, other models and losses", 0.3),
-        Behaviour("stale_discarded", "Discards gradients present before the call, and changes no weight", 0.3,
-                  ("test_stale_gradients_are_discarded",)),
-        Behaviour("mean_loss", "Returns the whole-batch mean loss as a Python float", 0.3,
-                  ("test_returns_the_whole_batch_mean_loss",)),
+        Behaviour("stale_discarded", "Discards gradients present before the call, and changes no weight", 0.3),
+        Behaviour("mean_loss", "Returns the whole-batch mean loss as a Python float", 0.3),
     ),
     "mixed_precision_train_step": (
         Behaviour("clean_step", "A clean step moves the fp32 masters by the optimizer's update of the whole-batch "
-                  "gradient, copies them into the fp16 model, and returns (loss, True)", 0.4,
-                  ("test_one_clean_step",)),
+                  "gradient, copies them into the fp16 model, and returns (loss, True)", 0.4),
         Behaviour("masters_keep_updates", "The fp32 masters are the weights: updates too small for fp16 add up in "
-                  "them, and they are never overwritten from the fp16 model", 0.3, (), central=True),
+                  "them, and they are never overwritten from the fp16 model", 0.3, central=True),
         Behaviour("loss_scaling", "The loss is multiplied by the scale before backward() and the fp32 master "
-                  "gradients are unscaled, so tiny gradients survive", 0.4, (), central=True),
+                  "gradients are unscaled, so tiny gradients survive", 0.4, central=True),
         Behaviour("micro_batches", "At most micro_batch_size examples at a time, one graph alive at a time (measured "
                   "memory), each micro-batch weighted by its share; the parameters stay the same fp16 objects", 0.4,
-                  ("test_micro_batches_are_respected",), central=True),
+                  central=True),
         Behaviour("overflow_skips", "On overflow nothing is updated (masters, model, optimizer state), the scale "
-                  "backs off and the step returns stepped=False", 0.4,
-                  ("test_overflow_skips_the_step",), central=True),
+                  "backs off and the step returns stepped=False", 0.4, central=True),
         Behaviour("clip_after_unscale", "Clips the unscaled gradients' total norm, only when max_grad_norm is given",
-                  0.2, ("test_clipping_uses_the_unscaled_norm",)),
+                  0.2),
         Behaviour("scale_update", "scaler.update(found_inf) once per call, so the scale grows after "
                   "growth_interval clean calls", 0.2),
         Behaviour("stale_grads", "Gradients left over from before the call do not leak into the step", 0.2),
@@ -111,18 +94,15 @@ RUBRIC = {
     "token_accumulation": (
         Behaviour("token_weighting", "Weights each micro-batch by its share of the batch's counted tokens, so the "
                   "gradient is that of the mean over every counted token (not 1/k, not per sequence)", 0.8,
-                  ("test_matches_one_full_batch_with_uneven_lengths",), central=True),
-        Behaviour("micro_batches", "At most micro_batch_size sequences at a time, one graph alive at a time (measured "
-                  "memory), and gradients from before the call discarded", 0.4, ("test_never_more_than_micro_batch_size_and_stale_grads_discarded",),
                   central=True),
-        Behaviour("mean_loss", "Returns the whole batch's mean loss per counted token, as a Python float", 0.3,
-                  ("test_returns_the_mean_over_counted_tokens",)),
-        Behaviour("empty_batch", "A batch without any counted token raises ValueError", 0.3,
-                  ("test_batch_without_counted_tokens_raises_value_error",)),
+        Behaviour("micro_batches", "At most micro_batch_size sequences at a time, one graph alive at a time (measured "
+                  "memory), and gradients from before the call discarded", 0.4, central=True),
+        Behaviour("mean_loss", "Returns the whole batch's mean loss per counted token, as a Python float", 0.3),
+        Behaviour("empty_batch", "A batch without any counted token raises ValueError", 0.3),
         Behaviour("weights_unchanged", "Only gradients are computed: the weights are left as they were", 0.2),
     ),
     "q5_answer": (
-        Behaviour("a_letter", "Q5_ANSWER is one letter: a, b, c or d", 0.1, ("test_answer_is_a_letter",)),
+        Behaviour("a_letter", "Q5_ANSWER is one letter: a, b, c or d", 0.1),
         Behaviour("right_letter", "Q5_ANSWER is the right letter", 0.9, central=True),
     ),
 }
@@ -154,12 +134,6 @@ def behaviours(item_id: str) -> tuple:
         return RUBRIC[item_id]
     except KeyError:
         raise KeyError(f"no rubric for {item_id!r}; items with one: {', '.join(RUBRIC)}") from None
-
-
-def check_map(item_id: str) -> dict:
-    """{check function name: behaviour id} for the visible checks of an item. The hidden checks' map
-    comes with the reference (backends.Reference.rubric), from instructor/hidden/rubric.py."""
-    return {check: b.id for b in behaviours(item_id) for check in b.checks}
 
 
 def judge(item, outcomes) -> list:

@@ -2,7 +2,9 @@
 
 The checks get two fixtures, `student` and `reference`: backends (backends.py) that run probes
 wherever the code lives and hand back plain data. Whichever backend is used, the verdict is
-computed here, in this process.
+computed here, in this process. Each check names the rubric behaviour it decides with
+`@pytest.mark.behaviour(id)`; a check without one, or naming a behaviour its item's rubric
+(rubric.py) lacks, stops the run at collection.
 """
 import contextlib
 import io
@@ -29,7 +31,7 @@ class Outcome:
     hidden: bool = False
     reason: CheckReason = ""  # CheckFailure.reason, when the failure was about the code's state, not its logic
     check: str = ""   # the check function it came from (parametrised cases share it)
-    behaviour: str = ""  # the rubric behaviour that check belongs to (rubric.py), "" for none
+    behaviour: str = ""  # the rubric behaviour its check is marked with (rubric.py), "" for none
 
 
 @dataclass
@@ -96,6 +98,14 @@ class _Collector:
     def pytest_runtest_teardown(self, item):
         self._student.end_item()  # the check's verdict and message are made: its time is charged
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_pycollect_makeitem(self, collector, name, obj):
+        made = yield
+        for check in made if isinstance(made, list) else [made]:
+            if isinstance(check, pytest.Function):
+                behaviour(check)  # a check that decides no behaviour of its item fails here, at collection
+        return made
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         report = (yield).get_result()
@@ -104,10 +114,9 @@ class _Collector:
                 return
             item_id, check = _item_id(item), item.originalname
             hidden = HIDDEN_DIR in Path(str(item.path)).parents
-            behaviours = self._reference.rubric.get(item_id, {}) if hidden else rubric.check_map(item_id)
             reason = getattr(call.excinfo.value, "reason", "") if call.excinfo else ""
             self.outcomes.append((item_id, Outcome(_title(item), report.passed, _student_message(call.excinfo),
-                                                   hidden, reason, check, behaviours.get(check, ""))))
+                                                   hidden, reason, check, behaviour(item))))
 
 
 class _Uncharged:
@@ -123,6 +132,19 @@ class _Uncharged:
 
 def _item_id(item: pytest.Item) -> str:
     return Path(str(item.path)).stem.removeprefix("test_")
+
+
+def behaviour(check: pytest.Function) -> str:
+    """The id in the check's @pytest.mark.behaviour(id), or a collection error when that is not one of
+    its item's behaviours in rubric.py."""
+    item_id, mark = _item_id(check), check.get_closest_marker("behaviour")
+    ids = [b.id for b in rubric.behaviours(item_id)]
+    if mark is not None and len(mark.args) == 1 and mark.args[0] in ids:
+        return mark.args[0]
+    problem = (f"has no @pytest.mark.behaviour(id) naming the behaviour of {item_id} it decides" if mark is None else
+               f"is marked @pytest.mark.behaviour({', '.join(map(repr, mark.args))}), not a behaviour of {item_id}")
+    raise pytest.Collector.CollectError(f"{check.path}: check {check.originalname} {problem}; the behaviours of "
+                                        f"{item_id} (autograder/rubric.py): {', '.join(ids)}")
 
 
 def check_files(item_ids, include_hidden: bool) -> list:

@@ -3,22 +3,21 @@
 Real submissions are graded in this process (no sandbox) so that the whole corpus takes about a
 minute; tests/test_submissions.py grades the same notebooks through the sandbox.
 """
-import ast
+import contextlib
+import functools
+import io
 import json
 import math
-from pathlib import Path
 
 import pytest
 import torch
 
 from autograder import rubric
 from autograder.instructor.reference import runnable_cells
-from autograder.instructor.hidden.rubric import HIDDEN_CHECKS
 from autograder.instructor.reference import reference_namespace
 from autograder.items import AUTO_ITEMS, get_item
 from autograder.report import item_html, item_text
 from autograder.backends import LocalStudent, Reference
-from autograder.instructor.hidden.rubric import hidden_check_map
 from autograder.runner import CHECKS_DIR, HIDDEN_DIR, ItemResult, Outcome, run_checks
 from tests.helpers import ROOT
 from tests.submissions.buggy import KEEPS_GRAPHS
@@ -28,23 +27,44 @@ from tests.submissions.buggy import STATIC_USERS, STEP, STEP_PARTS, STEP_TEMPLAT
 
 # ---- the table ----
 
-def check_functions(folder: Path) -> dict:
-    """{item id: names of the check functions in folder/test_<item>.py}, read with ast, not imported."""
-    found = {}
-    for path in sorted(folder.glob("test_*.py")):
-        tree = ast.parse(path.read_text())
-        found[path.stem.removeprefix("test_")] = {n.name for n in tree.body
-                                                  if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
-    return found
+class _Marks:
+    """A pytest plugin: records each collected check's @pytest.mark.behaviour marks."""
+
+    def __init__(self):
+        self.found = {False: {}, True: {}}  # hidden? -> {item id: {check function: [the marks' args]}}
+
+    def pytest_collection_modifyitems(self, items):
+        for check in items:
+            by_item = self.found[HIDDEN_DIR in check.path.parents]
+            by_item.setdefault(check.path.stem.removeprefix("test_"), {})[check.originalname] = [
+                m.args[0] if len(m.args) == 1 else m.args for m in check.iter_markers("behaviour")]
 
 
-VISIBLE, HIDDEN = check_functions(CHECKS_DIR), check_functions(HIDDEN_DIR)
+@functools.cache
+def marked(hidden: bool) -> dict:
+    """{item id: {check function: the behaviour ids it is marked with}} of the visible or the hidden checks,
+    as pytest collects them with the checks' own configuration (checks/pytest.ini), as the runner does."""
+    marks, files = _Marks(), sorted(CHECKS_DIR.glob("test_*.py")) + sorted(HIDDEN_DIR.glob("test_*.py"))
+    with contextlib.redirect_stdout(io.StringIO()) as log:
+        code = pytest.main([*map(str, files), "--collect-only", "-c", str(CHECKS_DIR / "pytest.ini"),
+                            "--rootdir", str(ROOT), "-p", "no:cacheprovider"], plugins=[marks])
+    assert code == pytest.ExitCode.OK, log.getvalue()[-3000:]
+    return marks.found[hidden]
+
+
+def behaviour_of(item: str, check: str, hidden: bool) -> str:
+    return marked(hidden)[item][check][0]
+
+
+def checks_of(item: str, behaviour: str) -> list:
+    """The checks marked with `behaviour`, visible ones first."""
+    return [check for hidden in (False, True)
+            for check, behaviours in sorted(marked(hidden).get(item, {}).items()) if behaviours == [behaviour]]
 
 
 def test_every_auto_item_and_only_those_have_a_rubric():
-    assert set(VISIBLE) and set(HIDDEN)
-    assert set(rubric.RUBRIC) == {i.id for i in AUTO_ITEMS} == set(VISIBLE) | set(HIDDEN)
-    assert set(HIDDEN_CHECKS) <= set(rubric.RUBRIC)
+    assert marked(False) and marked(True)
+    assert set(rubric.RUBRIC) == {i.id for i in AUTO_ITEMS} == set(marked(False)) | set(marked(True))
 
 
 @pytest.mark.parametrize("item", [i.id for i in AUTO_ITEMS])
@@ -54,21 +74,18 @@ def test_behaviour_points_add_up_to_the_item(item):
     assert all(b.points > 0 and b.text.strip() and "\n" not in b.text for b in behaviours)
     ids = [b.id for b in behaviours]
     assert len(ids) == len(set(ids)), f"{item}: two behaviours share an id"
-    assert set(HIDDEN_CHECKS.get(item, {})) <= set(ids), f"{item}: hidden checks mapped to unknown behaviours"
 
 
 @pytest.mark.parametrize("hidden", [False, True], ids=["visible", "hidden"])
 @pytest.mark.parametrize("item", [i.id for i in AUTO_ITEMS])
-def test_every_check_function_belongs_to_exactly_one_behaviour(item, hidden):
-    functions = (HIDDEN if hidden else VISIBLE).get(item, set())
-    mapped = ([c for checks in HIDDEN_CHECKS.get(item, {}).values() for c in checks] if hidden else
-              [c for b in rubric.behaviours(item) for c in b.checks])
-    where = "autograder/instructor/hidden/rubric.py" if hidden else "autograder/rubric.py"
-    assert not functions - set(mapped), f"{item}: checks without a behaviour in {where}: {sorted(functions - set(mapped))}"
-    assert not set(mapped) - functions, f"{item}: {where} names checks that do not exist: {sorted(set(mapped) - functions)}"
-    assert len(mapped) == len(set(mapped)), f"{item}: a check is mapped to two behaviours in {where}"
-    mapped_map = hidden_check_map().get(item, {}) if hidden else rubric.check_map(item)
-    assert set(mapped_map) == functions
+def test_every_check_is_marked_with_one_behaviour_of_its_item(item, hidden):
+    """What the runner refuses at collection (runner.behaviour), read here from every check file."""
+    checks = marked(hidden).get(item, {})
+    assert hidden or checks, f"{item} has no visible check"
+    ids = {b.id for b in rubric.behaviours(item)}
+    wrong = {check: behaviours for check, behaviours in checks.items()
+             if len(behaviours) != 1 or behaviours[0] not in ids}
+    assert not wrong, f"{item}: checks not marked with exactly one of the behaviours {sorted(ids)}: {wrong}"
 
 
 def test_every_item_says_why_its_central_behaviours_are_the_point():
@@ -80,9 +97,8 @@ def test_every_item_says_why_its_central_behaviours_are_the_point():
 
 @pytest.mark.parametrize("item", [i.id for i in AUTO_ITEMS])
 def test_every_behaviour_has_a_check(item):
-    hidden = HIDDEN_CHECKS.get(item, {})
-    empty = [b.id for b in rubric.behaviours(item) if not b.checks and not hidden.get(b.id)]
-    assert not empty, f"{item}: behaviours no check decides: {empty}"
+    empty = [b.id for b in rubric.behaviours(item) if not checks_of(item, b.id)]
+    assert not empty, f"{item}: behaviours no check is marked with: {empty}"
 
 
 def readme_table() -> str:
@@ -104,13 +120,12 @@ def outcomes(item, failing=(), hidden=True, message="wrong"):
     """One passing outcome per check function of `item` (two for each, as if parametrised),
     except that the checks named in `failing` fail their second case."""
     made = []
-    for is_hidden, functions in [(False, VISIBLE[item]), (True, HIDDEN.get(item, set()) if hidden else set())]:
+    for is_hidden, functions in [(False, marked(False)[item]), (True, marked(True).get(item, {}) if hidden else {})]:
         for check in sorted(functions):
             for case in range(2):
                 ok = not (check in failing and case == 1)
-                behaviour = (hidden_check_map().get(item, {}) if is_hidden else rubric.check_map(item)).get(check, "")
                 made.append(Outcome(f"{check} [{case}]", ok, "" if ok else message, is_hidden, check=check,
-                                    behaviour=behaviour))
+                                    behaviour=behaviour_of(item, check, is_hidden)))
     return made
 
 
@@ -139,15 +154,13 @@ def test_a_failing_central_behaviour_keeps_at_most_half():
     for item in AUTO_ITEMS:
         for b in rubric.behaviours(item.id):
             if b.central:
-                checks = b.checks or HIDDEN_CHECKS[item.id][b.id]
-                assert result(item.id, checks[0]).score <= item.points / 2, (item.id, b.id)
+                assert result(item.id, checks_of(item.id, b.id)[0]).score <= item.points / 2, (item.id, b.id)
 
 
 def test_every_behaviour_costs_something():
     for item in AUTO_ITEMS:
         for b in rubric.behaviours(item.id):
-            checks = b.checks or HIDDEN_CHECKS[item.id][b.id]
-            assert result(item.id, checks[0]).score < item.points, (item.id, b.id)
+            assert result(item.id, checks_of(item.id, b.id)[0]).score < item.points, (item.id, b.id)
 
 
 def test_an_outcome_of_no_check_counts_against_every_behaviour():
@@ -309,7 +322,7 @@ def load(name) -> dict:
 
 @pytest.fixture(scope="module")
 def grade():
-    reference, graded = Reference(reference_namespace(), hidden_check_map()), {}
+    reference, graded = Reference(reference_namespace()), {}
 
     def scores(name) -> dict:
         if name not in graded:

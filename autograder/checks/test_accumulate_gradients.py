@@ -24,6 +24,7 @@ def compare(student, batch, micro, stale=False, seed=0):
     return out, diff, where, loss
 
 
+@pytest.mark.behaviour("full_batch_gradient")
 @pytest.mark.parametrize("batch,micro", [(12, 4), (10, 4)])
 def test_matches_one_full_batch(student, batch, micro):
     """The accumulated gradient equals one backward over the whole batch"""
@@ -67,6 +68,7 @@ def why_grads_differ(student, out, batch, micro) -> str:
             "batch size).")
 
 
+@pytest.mark.behaviour("micro_batches")
 def test_never_more_than_micro_batch_size(student):
     """The model never sees more than micro_batch_size examples at once"""
     out, *_ = compare(student, 10, 3)
@@ -75,6 +77,7 @@ def test_never_more_than_micro_batch_size(student):
         "none may be larger than 3. Hint: slice inputs[start:start + micro_batch_size].")
 
 
+@pytest.mark.behaviour("stale_discarded")
 def test_stale_gradients_are_discarded(student):
     """Gradients left over from before the call do not leak into the result"""
     out, diff, where, _ = compare(student, 8, 4, stale=True)
@@ -83,6 +86,7 @@ def test_stale_gradients_are_discarded(student):
         f"{diff:.2g} in {where}. Hint: zero the gradients once, at the start (model.zero_grad()).")
 
 
+@pytest.mark.behaviour("mean_loss")
 def test_returns_the_whole_batch_mean_loss(student):
     """Returns the whole-batch mean loss as a Python float"""
     out, _, _, loss = compare(student, 10, 4)

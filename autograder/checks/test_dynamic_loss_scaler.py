@@ -21,6 +21,7 @@ def describe_run(init, found_infs, got, want, hint) -> str:
             + (why_scales_differ(init, found_infs, shown_got, want) or " " + hint))
 
 
+@pytest.mark.behaviour("growth")
 def test_scalers_side_by_side_do_not_interfere(student):
     """A DynamicLossScaler used beside a second one behaves as one used alone"""
     flags, other = [False, False, True, False, False, False, False], [False] * 7
@@ -35,6 +36,7 @@ def test_scalers_side_by_side_do_not_interfere(student):
         "instance (self.clean_steps = 0 in __init__), not in a class attribute, a default argument or a global.")
 
 
+@pytest.mark.behaviour("defaults")
 def test_defaults(student):
     """DynamicLossScaler() starts at scale 2^16 = 65536.0"""
     out = student.run("scaler_updates")
@@ -45,6 +47,7 @@ def test_defaults(student):
            " Hint: the default init_scale is 2.0**16; store it as the scale."))
 
 
+@pytest.mark.behaviour("backoff")
 def test_backoff_on_overflow(student):
     """An overflow multiplies the scale by backoff_factor"""
     init, flags = {"init_scale": 1024.0}, [True, True]
@@ -54,6 +57,7 @@ def test_backoff_on_overflow(student):
                                                            "Hint: on found_inf, scale *= backoff_factor.")
 
 
+@pytest.mark.behaviour("growth")
 @pytest.mark.parametrize("flags", [
     [False] * 7,
     [False, False, True, False, False, False, False],
@@ -68,6 +72,7 @@ def test_growth_after_growth_interval_clean_steps(student, flags):
         "reset the count when it reaches growth_interval; reset it on overflow.")
 
 
+@pytest.mark.behaviour("inherits")
 def test_scale_loss_and_unscale_still_work(student):
     """scale_loss and unscale_ behave as in StaticLossScaler"""
     params = [torch.ones(2)]

@@ -1,5 +1,6 @@
 """Visible checks for Exercise 4: make_master_params, model_grads_to_master_grads,
 master_params_to_model_params."""
+import pytest
 import torch
 
 from autograder.checks.expect import expected, max_abs_diff, moved_with_the_model
@@ -29,6 +30,7 @@ def not_copied(i: int, value, master_after, old) -> str:
     return "."
 
 
+@pytest.mark.behaviour("fp32_leaves")
 def test_one_fp32_leaf_per_parameter(student):
     """make_master_params returns one fp32 leaf per parameter, in order, with requires_grad=True"""
     want = expected("model_values", FP16_MODEL)
@@ -47,6 +49,7 @@ def test_one_fp32_leaf_per_parameter(student):
             "optimizer can own it. Hint: detach() the copy, then .requires_grad_(True).")
 
 
+@pytest.mark.behaviour("separate_copies")
 def test_masters_share_no_memory(student):
     """Changing the fp16 model afterwards does not change the masters"""
     out = student.run("make_master_params", model=FP16_MODEL)
@@ -56,6 +59,7 @@ def test_masters_share_no_memory(student):
             "Hint: make a real copy (clone) rather than a view.")
 
 
+@pytest.mark.behaviour("grads_to_fp32")
 def test_grads_are_copied_as_fp32(student):
     """model_grads_to_master_grads gives each master an fp32 copy of the model's grad (None stays None)"""
     masters = expected("fp32_masters", FP16_MODEL)
@@ -73,6 +77,7 @@ def test_grads_are_copied_as_fp32(student):
         assert max_abs_diff(got, g.float()) == 0, f"master {i}'s .grad does not equal the model's gradient."
 
 
+@pytest.mark.behaviour("copy_back")
 def test_copy_back_keeps_dtype_and_parameters(student):
     """master_params_to_model_params writes the masters into the same fp16 parameter objects"""
     before = expected("fp32_masters", FP16_MODEL)
@@ -96,6 +101,7 @@ def test_copy_back_keeps_dtype_and_parameters(student):
         "by autograd. Hint: do it under `with torch.no_grad():`.")
 
 
+@pytest.mark.behaviour("separate_copies")
 def test_masters_of_an_fp32_model_own_their_memory(student):
     """The masters of an fp32 model are copies: changing the model afterwards leaves them alone"""
     want = expected("model_values", FP32_MODEL)
@@ -109,6 +115,7 @@ def test_masters_of_an_fp32_model_own_their_memory(student):
             "itself, not a copy. Hint: .clone() it, or pass copy=True to .to().")
 
 
+@pytest.mark.behaviour("grads_to_fp32")
 def test_master_grads_share_no_memory_with_the_model(student):
     """model_grads_to_master_grads gives an fp32 model's masters gradients of their own"""
     masters = expected("fp32_masters", FP32_MODEL)

@@ -1,6 +1,7 @@
 """Visible checks for Exercise 6: mixed_precision_train_step, against a float64 SGD step."""
 import math
 
+import pytest
 import torch
 
 from autograder.checks.expect import (as_multiple, classification_batch, expected, max_abs_diff, moved_by, number,
@@ -59,6 +60,7 @@ def update_multiple(step, start, grads, scale) -> str:
             "micro-batch's loss by its share of the batch.")
 
 
+@pytest.mark.behaviour("clean_step")
 def test_one_clean_step(student):
     """A clean step updates the fp32 masters by -lr * gradient and returns (loss, True)"""
     out, step, start, (grads, want_loss) = one_step(student)
@@ -87,6 +89,7 @@ def test_one_clean_step(student):
         "once per step, with found_inf (False here).")
 
 
+@pytest.mark.behaviour("overflow_skips")
 def test_overflow_skips_the_step(student):
     """On overflow the step is skipped: masters and model unchanged, scale backed off, returns stepped=False"""
     out, step, start, _ = one_step(student, scaler={"init_scale": 2.0 ** 40})
@@ -110,6 +113,7 @@ def test_overflow_skips_the_step(student):
         "Hint: call scaler.update(found_inf) once at the end of every step, skipped or not.")
 
 
+@pytest.mark.behaviour("micro_batches")
 def test_micro_batches_are_respected(student):
     """With an uneven last micro-batch the step still follows the full-batch gradient, 4 examples at a time"""
     out, step, start, (grads, _) = one_step(student, batch=10, micro=4)
@@ -121,6 +125,7 @@ def test_micro_batches_are_respected(student):
         "Hint: weight each micro-batch's loss by its size / 10, not by 1 / number of micro-batches.")
 
 
+@pytest.mark.behaviour("clip_after_unscale")
 def test_clipping_uses_the_unscaled_norm(student):
     """With max_grad_norm, the update is clipped to max_grad_norm measured on the true (unscaled) gradient"""
     inputs, targets = classification_batch(12, 6, 4, seed=12)

@@ -1,7 +1,10 @@
 """Visible check for practice question 5: the answer's form only (the grader checks the letter)."""
+import pytest
+
 from autograder.checks.expect import shown
 
 
+@pytest.mark.behaviour("a_letter")
 def test_answer_is_a_letter(student):
     """Q5_ANSWER is one of "a", "b", "c" or "d\""""
     out = student.run("q5_answer")

@@ -1,6 +1,7 @@
 """Visible checks for Exercise 2: StaticLossScaler."""
 import math
 
+import pytest
 import torch
 
 from autograder.checks.expect import instances_interfere, max_abs_diff, number, shown
@@ -17,6 +18,7 @@ def shown_tensor(t) -> str:
     return "nothing (None)" if t is None else str([round(v, 6) for v in t.double().flatten().tolist()[:4]])
 
 
+@pytest.mark.behaviour("scale")
 def test_default_scale(student):
     """StaticLossScaler() has scale 1024.0"""
     out = student.run("loss_scaler", cls="StaticLossScaler")
@@ -25,6 +27,7 @@ def test_default_scale(student):
         "Hint: store the constructor's `scale` argument as `self.scale = float(scale)`.")
 
 
+@pytest.mark.behaviour("scale_loss")
 def test_scale_loss_multiplies_and_keeps_the_graph(student):
     """scale_loss(loss) returns loss * scale, and backward through it gives scaled gradients"""
     w = torch.tensor([0.5, -2.0, 3.0])
@@ -42,6 +45,7 @@ def test_scale_loss_multiplies_and_keeps_the_graph(student):
         f"but they differ by {max_abs_diff(out['weight_grad'], w * 8):.3g}.")
 
 
+@pytest.mark.behaviour("unscale_divides")
 def test_unscale_divides_in_place(student):
     """unscale_(params) divides every .grad by scale, in place"""
     params, grads = grads_with([[1024.0, -2048.0], [512.0, 4.0, 0.0]])
@@ -56,6 +60,7 @@ def test_unscale_divides_in_place(student):
         "Hint: use p.grad.div_(self.scale) (the trailing underscore means in place).")
 
 
+@pytest.mark.behaviour("edge_cases")
 def test_unscale_skips_missing_grads(student):
     """unscale_ skips parameters whose .grad is None"""
     params, grads = grads_with([[64.0, 32.0], None, [16.0]])
@@ -80,6 +85,7 @@ def test_unscale_skips_missing_grads(student):
         "nothing for the others. Hint: `if p.grad is None: continue`.")
 
 
+@pytest.mark.behaviour("overflow")
 def test_unscale_reports_overflow(student):
     """unscale_ returns True for an inf gradient and False for finite ones, as a Python bool"""
     params, grads = grads_with([[1.0, 2.0], [float("inf"), 3.0]])
@@ -93,6 +99,7 @@ def test_unscale_reports_overflow(student):
         f"unscale_ on finite gradients should return False, but it returned {shown(out['found_inf'])}.")
 
 
+@pytest.mark.behaviour("scale")
 def test_two_scalers_keep_their_own_scale(student):
     """Each StaticLossScaler keeps its own scale, whatever other scalers are made"""
     out = student.run("scalers_side_by_side", cls="StaticLossScaler", init={"scale": 8.0}, other_init={"scale": 2.0},

@@ -2,6 +2,7 @@
 counted token of the whole batch."""
 import math
 
+import pytest
 import torch
 
 from autograder.checks.expect import as_multiple, expected, number, shown, tensor_list_diff, token_batch_of_lengths
@@ -31,6 +32,7 @@ def returned_normally(out):
                             + ". Only a batch without any counted token should raise.")
 
 
+@pytest.mark.behaviour("token_weighting")
 def test_matches_one_full_batch_with_uneven_lengths(student):
     """The accumulated gradient equals one backward over all counted tokens, with very uneven sequences"""
     out, targets, (want, _) = run(student)
@@ -55,6 +57,7 @@ def why_grads_differ(got, want, targets) -> str:
     return WEIGHTING_HINT
 
 
+@pytest.mark.behaviour("mean_loss")
 def test_returns_the_mean_over_counted_tokens(student):
     """Returns the whole batch's mean loss per counted token, as a Python float"""
     out, targets, (_, loss) = run(student)
@@ -67,6 +70,7 @@ def test_returns_the_mean_over_counted_tokens(student):
     assert out["returned"]["type"] == "float", f"{out['call']} returned {shown(out['returned'])}; return a Python float."
 
 
+@pytest.mark.behaviour("micro_batches")
 def test_never_more_than_micro_batch_size_and_stale_grads_discarded(student):
     """At most micro_batch_size sequences at a time, and gradients from before the call are discarded"""
     # equal lengths and equal micro-batches: here every weighting agrees, so only the stale gradients can differ
@@ -80,6 +84,7 @@ def test_never_more_than_micro_batch_size_and_stale_grads_discarded(student):
         f"{diff:.2g} in {where}. Hint: zero the gradients once, before the loop.")
 
 
+@pytest.mark.behaviour("empty_batch")
 def test_batch_without_counted_tokens_raises_value_error(student):
     """A batch in which every target is ignore_index raises ValueError"""
     inputs = torch.zeros(3, 4, dtype=torch.long)

@@ -16,6 +16,7 @@ def mixture(n_tiny, n_normal, n_zero, seed=0):
     return values[torch.randperm(len(values), generator=g)]
 
 
+@pytest.mark.behaviour("counts_flushed_nonzero")
 @pytest.mark.parametrize("n_tiny,n_normal,n_zero", [(3, 7, 0), (5, 15, 10), (0, 8, 2)])
 def test_fraction_of_values_that_flush_to_zero(student, n_tiny, n_normal, n_zero):
     """Counts the nonzero values that become 0 in float16"""
@@ -50,6 +51,7 @@ def why_not(student, result: dict, n_tiny, n_normal, n_zero) -> str:
     return HINT
 
 
+@pytest.mark.behaviour("python_float")
 def test_all_zero_input_gives_zero(student):
     """Returns 0.0 when there is no nonzero value"""
     out = student.run("underflow_fraction", values=torch.zeros(6))
@@ -62,6 +64,7 @@ def test_all_zero_input_gives_zero(student):
         f"but it returned {shown(out['result'])}. {hint}")
 
 
+@pytest.mark.behaviour("python_float")
 def test_returns_a_python_float(student):
     """Returns a Python float, not a tensor"""
     out = student.run("underflow_fraction", values=mixture(2, 6, 0))
@@ -70,6 +73,7 @@ def test_returns_a_python_float(student):
         "Hint: turn a count tensor into a number with int(...) or .item() before dividing.")
 
 
+@pytest.mark.behaviour("uses_dtype")
 def test_bfloat16_keeps_what_float16_loses(student):
     """Uses the dtype argument: 2^-30 survives in bfloat16"""
     values = torch.full((4,), 2.0 ** -30)

@@ -11,7 +11,6 @@ from pathlib import Path
 from ..backends import Reference
 from ..cells import CodeCell, read_notebook
 from ..items import AUTO_ITEMS, ROOT, solution_notebooks
-from .hidden.rubric import hidden_check_map
 
 DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -116,6 +115,6 @@ def reference_components(root: Path = ROOT) -> str:
 
 
 def reference(root: Path = ROOT) -> Reference:
-    """The backend the hidden checks compare a submission with, the hidden checks' rubric map, and the
-    reference's code that stands in for other items' code while an item is graded."""
-    return Reference(reference_namespace(root), hidden_check_map(), reference_components(root))
+    """The backend the hidden checks compare a submission with, and the reference's code that stands
+    in for other items' code while an item is graded."""
+    return Reference(reference_namespace(root), reference_components(root))

@@ -1,4 +1,8 @@
 """autograder.runner: the checks of one item, run against in-process backends, and what is collected."""
+import shutil
+import sys
+import textwrap
+
 import pytest
 
 from autograder.backends import LocalStudent, Reference
@@ -40,8 +44,55 @@ def test_scores_come_from_the_rubric_behaviours():
     assert ItemResult(get_item("q5_answer"), [letter, wrong]).score == 0.1
 
 
-def test_outcomes_carry_their_check_and_behaviour():
-    result = run_checks(["q5_answer"], LocalStudent({"Q5_ANSWER": "d"}), Reference({"Q5_ANSWER": "b"},
-                        {"q5_answer": {"test_answer_is_right": "right_letter"}}), include_hidden=True)["q5_answer"]
+def test_outcomes_carry_their_check_and_the_behaviour_it_is_marked_with():
+    result = run_checks(["q5_answer"], LocalStudent({"Q5_ANSWER": "d"}), Reference({"Q5_ANSWER": "b"}),
+                        include_hidden=True)["q5_answer"]
     assert [(o.check, o.behaviour) for o in result.outcomes] == [("test_answer_is_a_letter", "a_letter"),
                                                                   ("test_answer_is_right", "right_letter")]
+
+
+@pytest.fixture
+def own_checks(monkeypatch, tmp_path):
+    """Writes visible checks of our own for an item, in a folder that stands in for autograder/checks."""
+    import autograder.runner as runner
+    shutil.copy(runner.CHECKS_DIR / "pytest.ini", tmp_path)
+    monkeypatch.setattr(runner, "CHECKS_DIR", tmp_path)
+
+    def write(item_id: str, source: str):
+        (tmp_path / f"test_{item_id}.py").write_text(textwrap.dedent(source))
+    yield write
+    for name in [name for name, module in sys.modules.items()
+                 if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path))]:
+        del sys.modules[name]
+
+
+def test_a_check_without_a_behaviour_fails_at_collection(own_checks):
+    own_checks("q5_answer", """
+        import pytest
+
+        @pytest.mark.behaviour("a_letter")
+        def test_marked(student):
+            pass
+
+        def test_unmarked(student):
+            pass
+        """)
+    with pytest.raises(RuntimeError, match=r"test_q5_answer\.py: check test_unmarked has no @pytest\.mark\.behaviour\(id\) "
+                       r"naming the behaviour of q5_answer it decides; the behaviours of q5_answer "
+                       r"\(autograder/rubric\.py\): a_letter, right_letter"):
+        run_checks(["q5_answer"], LocalStudent({"Q5_ANSWER": "d"}))
+
+
+def test_a_check_marked_with_a_behaviour_its_item_lacks_fails_at_collection(own_checks):
+    own_checks("q5_answer", """
+        import pytest
+
+        @pytest.mark.behaviour("right_answer")
+        @pytest.mark.parametrize("case", [1, 2])
+        def test_misnamed(student, case):
+            pass
+        """)
+    with pytest.raises(RuntimeError, match=r"check test_misnamed is marked @pytest\.mark\.behaviour\('right_answer'\), "
+                       r"not a behaviour of q5_answer; the behaviours of q5_answer \(autograder/rubric\.py\): "
+                       r"a_letter, right_letter"):
+        run_checks(["q5_answer"], LocalStudent({"Q5_ANSWER": "d"}))

@@ -35,6 +35,7 @@ CASES = [
 ]
 
 
+@pytest.mark.behaviour("any_split")
 @pytest.mark.parametrize("model,loss,n,micro,stale", CASES)
 def test_matches_full_batch(student, model, loss, n, micro, stale):
     """Matches one float64 backward over the whole batch, whatever the split"""
@@ -56,6 +57,7 @@ def test_matches_full_batch(student, model, loss, n, micro, stale):
         f"accumulate_gradients returned {shown(got['returned'])}; the whole-batch mean loss is {value:.6f}.")
 
 
+@pytest.mark.behaviour("full_batch_gradient")
 def test_float32_model_matches_reference(student, reference):
     """An fp32 model's accumulated gradients agree with the reference to fp32 rounding"""
     inputs, targets = batch_for(MLP32, 14, seed=3)
@@ -68,6 +70,7 @@ def test_float32_model_matches_reference(student, reference):
         f"reference by {diff:.3g} (largest gradient {scale:.3g}).")
 
 
+@pytest.mark.behaviour("stale_discarded")
 def test_weights_are_not_changed(student):
     """Only gradients change: the weights stay as they were"""
     inputs, targets = batch_for(MLP64, 8, seed=4)
@@ -78,6 +81,7 @@ def test_weights_are_not_changed(student):
                        "gradients only, the optimizer steps elsewhere.")
 
 
+@pytest.mark.behaviour("mean_loss")
 def test_float_return_type(student):
     """Returns a Python float for an uneven split too"""
     inputs, targets = batch_for(MLP64, 5, seed=6)
@@ -86,6 +90,7 @@ def test_float_return_type(student):
     assert got["returned"]["type"] == "float", f"accumulate_gradients returned {shown(got['returned'])}, not a float."
 
 
+@pytest.mark.behaviour("micro_batches")
 def test_one_micro_batch_graph_at_a_time(student):
     """Keeps one micro-batch's graph alive at a time, as measured in the sandbox's memory"""
     inputs, targets = classification_batch(memory.BATCH, memory.FEATURES, memory.CLASSES, seed=43)
@@ -126,6 +131,7 @@ def scenario(seed: int) -> dict:
                 stale_grads=extra == "stale")
 
 
+@pytest.mark.behaviour("any_split")
 @pytest.mark.parametrize("seed", range(5), ids=[f"scenario {i}" for i in range(5)])
 def test_random_scenarios(student, seed):
     """Random models, losses, splits, frozen and unused parameters: one float64 backward's gradients"""

@@ -37,6 +37,7 @@ def check_trace(student, init, found_infs, hint=""):
             f"(torch.amp.GradScaler's rule) but it is {g}. {hint}".rstrip())
 
 
+@pytest.mark.behaviour("growth")
 @pytest.mark.parametrize("init,found_infs", CONFIGS)
 def test_random_sequences(student, init, found_infs):
     """Follows GradScaler's rule over random sequences of overflows"""
@@ -44,6 +45,7 @@ def test_random_sequences(student, init, found_infs):
                 "Hint: an overflow resets the count of clean steps; growth resets it too.")
 
 
+@pytest.mark.behaviour("growth")
 def test_two_scalers_keep_their_own_count(student):
     """Two scalers side by side: each counts its own clean updates and keeps its own scale"""
     init = {"init_scale": 32.0, "growth_interval": 3}
@@ -60,28 +62,33 @@ def test_two_scalers_keep_their_own_count(student):
             "scale: set them on self in __init__ (a class attribute, a default argument or a global is shared).")
 
 
+@pytest.mark.behaviour("growth")
 def test_overflow_resets_the_clean_count(student):
     """Clean, clean, overflow, clean, clean: no growth with growth_interval=3"""
     check_trace(student, {"init_scale": 64.0, "growth_interval": 3}, [False, False, True, False, False],
                 "Hint: set the clean-step count back to 0 on overflow.")
 
 
+@pytest.mark.behaviour("backoff")
 def test_backoff_with_other_factors(student):
     """Each overflow multiplies the scale by backoff_factor, whatever its value and the scale's"""
     check_trace(student, {"init_scale": 300.0, "backoff_factor": 0.3, "growth_interval": 4},
                 [True, False, True, True, False], "Hint: on found_inf, scale *= backoff_factor (the argument).")
 
 
+@pytest.mark.behaviour("no_minimum")
 def test_no_minimum_scale(student):
     """Seventy overflows in a row keep halving the scale: there is no floor"""
     check_trace(student, {}, [True] * 70, "Hint: do not clamp the scale to a minimum.")
 
 
+@pytest.mark.behaviour("defaults")
 def test_default_growth_interval(student):
     """With the defaults, growth happens after 2000 clean steps, not before"""
     check_trace(student, {}, [False] * 2001, "Hint: the default growth_interval is 2000.")
 
 
+@pytest.mark.behaviour("inherits")
 def test_dynamic_unscale_on_generator(student, reference):
     """DynamicLossScaler.unscale_ works on a generator and skips missing grads"""
     values = [torch.ones(3), torch.ones(2), torch.ones(1)]

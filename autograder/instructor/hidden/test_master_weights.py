@@ -13,6 +13,7 @@ FP32 = {"arch": "mlp", "sizes": [4, 5, 3], "seed": 13, "dtype": "float32"}
 FROZEN = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 14, "dtype": "float16", "frozen": "0.bias"}
 
 
+@pytest.mark.behaviour("fp32_leaves")
 @pytest.mark.parametrize("model", [FP16, BF16, FROZEN], ids=["fp16 3 layers", "bf16", "fp16, a frozen bias"])
 def test_masters_match_reference(student, reference, model):
     """make_master_params gives fp32 leaves with the model's values, one per parameter"""
@@ -29,6 +30,7 @@ def test_masters_match_reference(student, reference, model):
                     f"the parameter's values; got {({k: v for k, v in g.items() if k != 'value'})}.")
 
 
+@pytest.mark.behaviour("fp32_leaves")
 @pytest.mark.parametrize("model", [FP16, FROZEN, FP32], ids=["fp16", "fp16, a frozen bias", "fp32"])
 def test_model_is_left_as_it_was(student, model):
     """make_master_params leaves the model alone: same parameter objects, values, dtype and requires_grad"""
@@ -43,6 +45,7 @@ def test_model_is_left_as_it_was(student, model):
     assert kept["values"], "make_master_params(model) changed the model's parameters (values or dtype)."
 
 
+@pytest.mark.behaviour("separate_copies")
 def test_fp32_model_masters_are_copies(student):
     """Masters of a model that is already fp32 are still copies"""
     got = student.run("make_master_params", model=FP32)
@@ -53,6 +56,7 @@ def test_fp32_model_masters_are_copies(student):
             "p.detach().to(torch.float32, copy=True).")
 
 
+@pytest.mark.behaviour("fp32_leaves")
 def test_masters_are_a_sequence(student):
     """make_master_params returns a list, reusable by the optimizer and by the step"""
     got = student.run("make_master_params", model=FP16)
@@ -79,6 +83,7 @@ def where_none(master_grads: list, grads: list, stale: list) -> str:
     return "Where the model's .grad is None, the master's .grad must become None."
 
 
+@pytest.mark.behaviour("grads_to_fp32")
 @pytest.mark.parametrize("model,as_generator", [(FP16, False), (BF16, True), (FP16, True)],
                          ids=["fp16 list", "bf16 generator", "fp16 generator"])
 def test_grads_match_reference(student, reference, model, as_generator):
@@ -97,6 +102,7 @@ def test_grads_match_reference(student, reference, model, as_generator):
         f"master grads have dtypes {got['master_grad_dtypes']}; they must be float32.")
 
 
+@pytest.mark.behaviour("copy_back_any_dtype")
 @pytest.mark.parametrize("model,as_generator", [(FP16, True), (BF16, False), (FP32, False)],
                          ids=["fp16 generator", "bf16 list", "fp32 list"])
 def test_copy_back_matches_reference(student, reference, model, as_generator):
@@ -152,6 +158,7 @@ def named(spec: dict) -> str:
             + (" with a parameter the forward never uses" if m.get("unused") else ""))
 
 
+@pytest.mark.behaviour("fp32_leaves")
 @pytest.mark.parametrize("seed", SEEDS, ids=[f"scenario {i}" for i in SEEDS])
 def test_random_models_masters(student, reference, seed):
     """Random models: make_master_params gives what the reference gives, and leaves the model alone"""
@@ -169,6 +176,7 @@ def test_random_models_masters(student, reference, seed):
         f"make_master_params({named(spec)}) changed the model ({[k for k, v in got['model_kept'].items() if not v]}).")
 
 
+@pytest.mark.behaviour("grads_to_fp32")
 @pytest.mark.parametrize("seed", SEEDS, ids=[f"scenario {i}" for i in SEEDS])
 def test_random_models_grads(student, reference, seed):
     """Random models: model_grads_to_master_grads gives what the reference gives"""
@@ -186,6 +194,7 @@ def test_random_models_grads(student, reference, seed):
         f"dtypes {got['master_grad_dtypes']}.")
 
 
+@pytest.mark.behaviour("copy_back_any_dtype")
 @pytest.mark.parametrize("seed", SEEDS, ids=[f"scenario {i}" for i in SEEDS])
 def test_random_models_copy_back(student, reference, seed):
     """Random models: master_params_to_model_params gives what the reference gives"""

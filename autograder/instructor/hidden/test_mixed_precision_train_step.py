@@ -85,6 +85,7 @@ STEPS = [
 ]
 
 
+@pytest.mark.behaviour("clean_step")
 @pytest.mark.parametrize("config", STEPS)
 def test_steps_match_reference(student, reference, config):
     """Several optimizers and micro-batch splits give the reference's updates"""
@@ -95,6 +96,7 @@ def test_steps_match_reference(student, reference, config):
                           "scaler.scale, unscale the fp32 master grads before stepping.")
 
 
+@pytest.mark.behaviour("clip_after_unscale")
 def test_clipping_happens_after_unscaling(student, reference):
     """Clipping uses the true (unscaled) gradient norm"""
     got, want, start = run_both(student, reference, optimizer={"name": "sgd", "lr": 0.5}, max_grad_norm=0.05)
@@ -104,6 +106,7 @@ def test_clipping_happens_after_unscaling(student, reference):
                           "hard; clip only when max_grad_norm is not None.")
 
 
+@pytest.mark.behaviour("loss_scaling")
 def test_tiny_gradients_survive(student, reference):
     """Gradients of about 2^-30, which fp16 flushes to zero, survive thanks to the loss scale"""
     spec = dict(model=MLP16, masters=fp32_masters(MLP16), batches=batches(MLP16, 12, 1, 5),
@@ -117,6 +120,7 @@ def test_tiny_gradients_survive(student, reference):
                           "unscale the fp32 master grads.")
 
 
+@pytest.mark.behaviour("overflow_skips")
 @pytest.mark.parametrize("optimizer", [ADAM, MOMENTUM], ids=["Adam", "SGD momentum"])
 def test_overflow_changes_nothing(student, reference, optimizer):
     """Overflowing steps leave masters, model and optimizer state untouched, and back off the scale"""
@@ -135,6 +139,7 @@ def test_overflow_changes_nothing(student, reference, optimizer):
             f"but it is {shown(g['scale'])}: call scaler.update(found_inf) once per step.")
 
 
+@pytest.mark.behaviour("stale_grads")
 def test_stale_gradients_do_not_matter(student, reference):
     """Gradients left on the model and the masters before the call do not leak into the step"""
     got, want, start = run_both(student, reference, optimizer=MOMENTUM, steps=2, stale_grads=True)
@@ -142,6 +147,7 @@ def test_stale_gradients_do_not_matter(student, reference):
                           "Hint: zero the model's gradients at the start; the masters' grads are replaced.")
 
 
+@pytest.mark.behaviour("integer_inputs")
 def test_integer_inputs_stay_integers(student, reference):
     """Token ids are not cast to fp16 (only floating inputs are)"""
     got, want, start = run_both(student, reference, model=EMBED16, n=10, micro=4, optimizer={"name": "sgd", "lr": 0.5})
@@ -149,6 +155,7 @@ def test_integer_inputs_stay_integers(student, reference):
                           "Hint: cast inputs only if inputs.is_floating_point().")
 
 
+@pytest.mark.behaviour("scale_update")
 def test_update_once_per_call_and_growth(student, reference):
     """scaler.update is called exactly once per call, and the scale grows after growth_interval clean calls"""
     got, want, start = run_both(student, reference, steps=4, scaler={"growth_interval": 2})
@@ -162,6 +169,7 @@ def test_update_once_per_call_and_growth(student, reference):
             f"after call {t + 1} the scale should be {number(w['scale']):g}, got {shown(g['scale'])}.")
 
 
+@pytest.mark.behaviour("micro_batches")
 def test_micro_batch_limit_and_parameters_kept(student):
     """Never more than micro_batch_size examples at once; parameters keep their identity and fp16 dtype"""
     got = student.run("mixed_precision_train_step", model=MLP16, masters=fp32_masters(MLP16),
@@ -173,6 +181,7 @@ def test_micro_batch_limit_and_parameters_kept(student):
         f"({got['model_dtypes']}); copy the masters into the existing fp16 parameters.")
 
 
+@pytest.mark.behaviour("masters_keep_updates")
 def test_masters_keep_updates_too_small_for_fp16(student, reference):
     """Updates smaller than fp16 can hold add up in the fp32 masters, call after call"""
     # lr 1e-4: most weights move by less than half an fp16 step per call, so the fp16 model barely
@@ -184,6 +193,7 @@ def test_masters_keep_updates_too_small_for_fp16(student, reference):
                           "step (for example at its start); copy only masters -> model, after optimizer.step().")
 
 
+@pytest.mark.behaviour("micro_batches")
 def test_one_micro_batch_graph_at_a_time(student):
     """Keeps one micro-batch's graph alive at a time, as measured in the sandbox's memory"""
     model = {**memory.WIDE, "dtype": "float16"}
@@ -255,6 +265,7 @@ def describe_scenario(spec: dict) -> str:
     return "; ".join(parts)
 
 
+@pytest.mark.behaviour("any_run")
 @pytest.mark.parametrize("seed", range(6), ids=[f"scenario {i}" for i in range(6)])
 def test_random_scenarios(student, reference, seed):
     """Random runs with overflows between clean calls: the reference's state after every call"""

@@ -1,4 +1,6 @@
 """Hidden check for practice question 5: the letter, against the instructor's answer."""
+import pytest
+
 from autograder.checks.expect import shown
 
 
@@ -6,6 +8,7 @@ def normalise(answer: dict):
     return answer["value"].strip().strip("().").lower() if answer.get("type") == "str" else None
 
 
+@pytest.mark.behaviour("right_letter")
 def test_answer_is_right(student, reference):
     """Q5_ANSWER is the right letter"""
     got, want = student.run("q5_answer")["answer"], reference.run("q5_answer")["answer"]

@@ -25,6 +25,7 @@ def run_both(student, reference, grads, scale=1024.0, dtype="float32", as_genera
     return student.run("loss_scaler", **spec), reference.run("loss_scaler", **spec)
 
 
+@pytest.mark.behaviour("edge_cases")
 def test_generator_is_read_once(student, reference):
     """unscale_ works on a one-shot generator, and still reports an inf in the last parameter"""
     got, want = run_both(student, reference, [[2.0, 4.0], [8.0], [1.0, INF]], as_generator=True)
@@ -36,6 +37,7 @@ def test_generator_is_read_once(student, reference):
     assert diff == 0, f"unscale_ on a generator left {where} wrong (off by {diff:.3g}): unscale every grad."
 
 
+@pytest.mark.behaviour("unscale_divides")
 @pytest.mark.parametrize("as_generator", [False, True], ids=["list", "generator"])
 def test_every_gradient_is_unscaled_after_an_overflow(student, reference, as_generator):
     """unscale_ still divides the gradients that come after a non-finite one"""
@@ -48,6 +50,7 @@ def test_every_gradient_is_unscaled_after_an_overflow(student, reference, as_gen
         "return at the first overflow: finish the loop, then return whether any gradient was non-finite.")
 
 
+@pytest.mark.behaviour("overflow")
 @pytest.mark.parametrize("bad", [NAN, -INF, INF], ids=["NaN", "-inf", "inf"])
 def test_nonfinite_values_are_overflow(student, reference, bad):
     """unscale_ reports NaN, -inf and inf alike"""
@@ -57,6 +60,7 @@ def test_nonfinite_values_are_overflow(student, reference, bad):
         "Hint: torch.isfinite is False for inf, -inf and NaN alike.")
 
 
+@pytest.mark.behaviour("overflow")
 def test_large_finite_gradients_are_not_overflow(student, reference):
     """Large but finite gradients are not an overflow"""
     got, _ = run_both(student, reference, [[3.0e38, -3.0e38], [65504.0]], scale=1024.0)
@@ -68,6 +72,7 @@ def test_large_finite_gradients_are_not_overflow(student, reference):
         "unscale_ on fp16 gradients of 60000 and -65504 (finite, at fp16's edge) reported an overflow.")
 
 
+@pytest.mark.behaviour("unscale_divides")
 @pytest.mark.parametrize("scale,seed", [(2.0**16, 1), (8.0, 2), (3.0, 3), (0.5, 4)])
 def test_random_gradients_match_reference(student, reference, scale, seed):
     """unscale_ divides random gradients exactly as the reference does"""
@@ -80,12 +85,14 @@ def test_random_gradients_match_reference(student, reference, scale, seed):
     assert all(got["same_grad_objects"]), "unscale_ replaced a .grad tensor; divide in place with p.grad.div_()."
 
 
+@pytest.mark.behaviour("unscale_divides")
 def test_fp16_gradients(student, reference):
     """unscale_ also works on fp16 gradients"""
     got, want = run_both(student, reference, [[1024.0, 2048.0, -512.0]], dtype="float16")
     assert max_abs_diff(got["grads"][0], want["grads"][0]) == 0, "unscale_ gave wrong values for fp16 gradients."
 
 
+@pytest.mark.behaviour("edge_cases")
 def test_no_gradients(student):
     """unscale_ returns False when no parameter has a gradient"""
     got = student.run("loss_scaler", cls="StaticLossScaler", values=[torch.ones(1)], grads=[None])
@@ -93,6 +100,7 @@ def test_no_gradients(student):
         f"unscale_ on a parameter without a .grad returned {shown(got['found_inf'])}; nothing overflowed, so False.")
 
 
+@pytest.mark.behaviour("scale")
 def test_custom_scale(student):
     """StaticLossScaler(scale=8.0).scale is 8.0"""
     got = student.run("loss_scaler", cls="StaticLossScaler", init={"scale": 8.0})
@@ -126,6 +134,7 @@ def describe_scenario(spec: dict) -> str:
             f"{', '.join(shown_grads)}) with scale {spec['scale']:g}")
 
 
+@pytest.mark.behaviour("unscale_divides")
 @pytest.mark.parametrize("seed", range(5), ids=[f"scenario {i}" for i in range(5)])
 def test_random_scenarios_divide(student, reference, seed):
     """Random gradients: every one divided by the scale, in place, as the reference does"""
@@ -139,6 +148,7 @@ def test_random_scenarios_divide(student, reference, seed):
                            f"(by {diff:.3g}).")
 
 
+@pytest.mark.behaviour("overflow")
 @pytest.mark.parametrize("seed", range(5), ids=[f"scenario {i}" for i in range(5)])
 def test_random_scenarios_report(student, reference, seed):
     """Random gradients: unscale_ returns True exactly when one holds inf or NaN, as a Python bool"""

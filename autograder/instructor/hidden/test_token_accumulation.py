@@ -30,6 +30,7 @@ def batch(lengths, ignore_index, masked_prefix, seed):
                                   pad_id=1 if ignore_index == 0 else 0, masked_prefix=masked_prefix)
 
 
+@pytest.mark.behaviour("token_weighting")
 @pytest.mark.parametrize("lengths,micro,ignore_index,masked,stale", CASES)
 def test_matches_full_batch(student, lengths, micro, ignore_index, masked, stale):
     """Matches one float64 backward over every counted token, whatever the lengths and the split"""
@@ -53,6 +54,7 @@ def test_matches_full_batch(student, lengths, micro, ignore_index, masked, stale
         f"{got['call']} returned {shown(got['returned'])}; the mean loss per counted token is {value:.6f}.")
 
 
+@pytest.mark.behaviour("token_weighting")
 def test_float32_model_matches_reference(student, reference):
     """An fp32 model's accumulated gradients agree with the reference to fp32 rounding"""
     inputs, targets = token_batch_of_lengths([20, 3, 1, 17, 6, 2], LM32["vocab"], seed=5)
@@ -66,6 +68,7 @@ def test_float32_model_matches_reference(student, reference):
         f"(largest gradient {scale:.3g}).")
 
 
+@pytest.mark.behaviour("weights_unchanged")
 def test_weights_are_not_changed(student):
     """Only gradients change: the weights stay as they were"""
     inputs, targets = batch([4, 9, 2], -100, 0, seed=8)
@@ -76,6 +79,7 @@ def test_weights_are_not_changed(student):
                        "only, the optimizer steps elsewhere.")
 
 
+@pytest.mark.behaviour("empty_batch")
 @pytest.mark.parametrize("ignore_index", [-100, 7], ids=["default", "ignore_index=7"])
 def test_empty_batch_raises_value_error(student, ignore_index):
     """A batch without any counted token raises ValueError, whatever ignore_index is"""
@@ -93,6 +97,7 @@ def test_empty_batch_raises_value_error(student, ignore_index):
         "counted because every one equals ignore_index, so the student reading it knows what to fix.")
 
 
+@pytest.mark.behaviour("micro_batches")
 def test_one_micro_batch_graph_at_a_time(student):
     """Keeps one micro-batch's graph alive at a time, as measured in the sandbox's memory"""
     inputs, targets = token_batch_of_lengths([memory.LENGTH] * memory.SEQUENCES, memory.VOCAB, seed=45)
@@ -123,6 +128,7 @@ def scenario(seed: int) -> dict:
                 stale_grads=rng.random() < 0.5)
 
 
+@pytest.mark.behaviour("token_weighting")
 @pytest.mark.parametrize("seed", range(5), ids=[f"scenario {i}" for i in range(5)])
 def test_random_scenarios(student, seed):
     """Random lengths, prompts, splits and ignore_index values: one float64 backward over the counted tokens"""

@@ -50,6 +50,7 @@ def compare(student, reference, values, dtype=None, what=""):
     return got
 
 
+@pytest.mark.behaviour("uses_dtype")
 @pytest.mark.parametrize("source,dtype,low,high", RANDOM)
 def test_random_magnitudes(student, reference, source, dtype, low, high):
     """Matches the reference on 2000 values spread over many orders of magnitude"""
@@ -57,6 +58,7 @@ def test_random_magnitudes(student, reference, source, dtype, low, high):
     compare(student, reference, values, dtype, f"2000 {source} values with log2|v| in [{low}, {high}]")
 
 
+@pytest.mark.behaviour("counts_flushed_nonzero")
 def test_rounding_edge_at_two_to_minus_25(student, reference):
     """Uses fp16's real rounding: 2^-25 becomes 0, but 1.01 * 2^-25 rounds up to 2^-24"""
     values = torch.tensor([2.0**-25, -2.0**-25, 1.01 * 2.0**-25, -1.01 * 2.0**-25, 2.0**-24, 3.0],
@@ -69,6 +71,7 @@ def test_rounding_edge_at_two_to_minus_25(student, reference):
         "Hint: do not compare against a threshold; cast with values.to(dtype) and test for == 0.")
 
 
+@pytest.mark.behaviour("nan_inf_nonzero")
 def test_nan_and_inf_count_as_nonzero(student, reference):
     """NaN and +-inf are nonzero values that do not underflow"""
     values = torch.tensor([float("nan"), float("inf"), float("-inf"), 2.0**-30, 1.0, 0.0])
@@ -79,6 +82,7 @@ def test_nan_and_inf_count_as_nonzero(student, reference):
         "Hint: `values != 0` is True for NaN; `values.abs() > 0` is False for NaN.")
 
 
+@pytest.mark.behaviour("python_float")
 def test_empty_tensor(student):
     """An empty tensor gives 0.0"""
     got = student.run("underflow_fraction", values=torch.empty(0))
@@ -86,6 +90,7 @@ def test_empty_tensor(student):
         f"underflow_fraction(torch.empty(0)) should be 0.0, but it returned {shown(got['result'])}.")
 
 
+@pytest.mark.behaviour("any_shape_input_kept")
 def test_matrix_input_and_zeros(student, reference):
     """Works on a 2-D tensor with many zeros"""
     values = log_uniform(63, -35, 2, seed=5).reshape(7, 9)
@@ -93,6 +98,7 @@ def test_matrix_input_and_zeros(student, reference):
     compare(student, reference, values, None, "a 7x9 float32 tensor, every other row zero")
 
 
+@pytest.mark.behaviour("any_shape_input_kept")
 def test_input_is_not_modified(student):
     """Leaves its input unchanged"""
     values = log_uniform(50, -40, 3, seed=9)
@@ -102,6 +108,7 @@ def test_input_is_not_modified(student):
         "underflow_fraction changed the tensor it was given; work on a copy or a cast.")
 
 
+@pytest.mark.behaviour("python_float")
 def test_returns_float_when_everything_underflows(student):
     """Returns the Python float 1.0 when every nonzero value underflows"""
     got = student.run("underflow_fraction", values=torch.full((5,), 2.0**-40))
