@@ -22,11 +22,21 @@ This module is transport and isolation only: it imports nothing from the project
 nothing, and words nothing for a student. A failure is a SandboxError with plain fields
 (what it was doing, how the child ended); backends.py turns it into a student's message.
 """
-from .decode import Refused, stored_zip
-from .errors import Limits, SandboxError
-from .isolation import WEAK_ISOLATION, have_bwrap, sandbox_uid
-from .session import Sandbox
-from .zygote import close_all
+import importlib
 
-__all__ = ["Limits", "Refused", "Sandbox", "SandboxError", "WEAK_ISOLATION", "close_all", "have_bwrap", "sandbox_uid",
-           "stored_zip"]
+from .errors import Limits, SandboxError
+
+# The rest is imported when first used (PEP 562): Limits and SandboxError come without torch, so that a
+# process that only hands limits on (`grade`'s main process, nbgrader's configuration) never imports it.
+_WHERE = {"Refused": "decode", "stored_zip": "decode", "WEAK_ISOLATION": "isolation", "have_bwrap": "isolation",
+          "sandbox_uid": "isolation", "Sandbox": "session", "close_all": "zygote"}
+
+__all__ = ["Limits", "SandboxError", *_WHERE]
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value
