@@ -104,7 +104,8 @@ def run(submitted_dir, out_dir, jobs=None, db_url=None, limits: Limits = Limits(
     db_url = normalise_db_url(db_url or f"sqlite:///{out / 'gradebook.db'}")
     grader = grader_fingerprint()
     names = select_students(submitted, students, shard)
-    changed = [n for n in names if force or _changed(out, submitted, n, limits, grader)]
+    prints = {n: fingerprint(submitted / n, limits, grader) for n in names}  # each submission hashed once
+    changed = {n for n in names if force or _changed(out, n, prints[n])}
     # the grading processes warm up (imports, the reference, the sandbox) while the gradebook is set up
     spawn = multiprocessing.get_context("spawn")  # no forked torch or sqlite state in workers
     pool = Workers(_grade_in_worker, max(1, jobs or os.cpu_count() or 1), limits.student_seconds, spawn,
@@ -119,16 +120,16 @@ def run(submitted_dir, out_dir, jobs=None, db_url=None, limits: Limits = Limits(
         print(f"{len(names)} students selected: grading {len(todo)}, "
               f"{len(names) - len(todo)} unchanged since the last run", file=sys.stderr, flush=True)
         if todo:
-            _grade_all(pool, todo, submitted, out, db_url, limits, grader, progress)
+            _grade_all(pool, todo, submitted, out, db_url, limits, prints, progress)
     finally:
         pool.close()
     return export(out, db_url)
 
 
-def _changed(out: Path, submitted: Path, student: str, limits: Limits, grader: str) -> bool:
-    """Whether the student's submission, the grader or the limits changed since their last grading."""
+def _changed(out: Path, student: str, print_now: str) -> bool:
+    """Whether the student's fingerprint (their submission, the grader, the limits) changed since their last grading."""
     state = load_state(out, student)
-    return state is None or state.fingerprint != fingerprint(submitted / student, limits, grader)
+    return state is None or state.fingerprint != print_now
 
 
 def _grade_in_worker(record: StudentRecord, staged: Staged, out: str, db_url: str, limits: Limits):
@@ -144,13 +145,13 @@ def _grade_in_worker(record: StudentRecord, staged: Staged, out: str, db_url: st
     return grade_one(record, staged, out, db_url, limits)
 
 
-def _grade_all(pool: Workers, todo, submitted, out, db_url, limits, grader, progress):
+def _grade_all(pool: Workers, todo, submitted, out, db_url, limits, prints: dict, progress):
     from tqdm.auto import tqdm
     bar = tqdm(total=len(todo), desc="grading", unit="student", disable=not progress)
     staged = {}
     for student in todo:  # staging is quick; a submission with nothing to run is finished right here
         found = begin_student(student, submitted, out)
-        record = StudentRecord(student, fingerprint(submitted / student, limits, grader))
+        record = StudentRecord(student, prints[student])
         if gradable(student, out):
             staged[student] = (record, found)
         else:
