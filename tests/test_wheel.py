@@ -29,7 +29,7 @@ STUDENT_MODULES = [  # what the notebooks and `python -m autograder check` run o
     *(f"autograder/sandbox/{name}.py" for name in ("__init__", "errors", "isolation", "protocol", "channel",
                                                   "zygote", "session", "worker")),
     "autograder/checks/__init__.py", "autograder/checks/expect.py",
-    "autograder/checks/probes.py", "autograder/checks/pytest.ini", "autograder/checks/expected.pt",
+    "autograder/checks/harness.py", "autograder/checks/probes.py", "autograder/checks/pytest.ini", "autograder/checks/expected.pt",
 ]
 
 

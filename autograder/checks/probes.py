@@ -1,281 +1,16 @@
-"""Drivers that call a student's code on plain inputs and report what happened as plain data.
+"""The probes: one driver per exercise that calls the student's code on plain inputs and reports what
+happened as plain data (a dict of tensors, numbers, strings, lists). The checks decide pass or fail.
 
-A probe runs wherever the student's code lives: in the student's kernel for a self-check,
-or in the grading sandbox. It never decides pass or fail (the checks do, in their own
-process), and what it returns is only tensors, numbers, strings, lists and dicts, so that
-`torch.load(..., weights_only=True)` can carry it out of the sandbox.
-
-This file imports nothing but torch and the standard library: the sandbox copies it alone.
-
-In the sandbox it is loaded twice for each request, after the notebook's cells have run: once for the
-probes themselves, once for PROPS, the models, losses and scaler subclass that the probes hand to the
-student's code. Whatever the student's code can reach from what it is handed (a method's
-__globals__, say) is then that second copy, never the probes' own namespace.
+Built from harness.py: imported from there as a module; in the sandbox, harness.py has already been
+executed into this file's namespace (see harness.py), and nothing is imported.
 """
-import contextlib
-import linecache
-
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
-PROBES = {}
-PROPS = None  # the namespace the handed-out objects come from (the sandbox sets it); None: this module
-# frames may be read only under this (the sandbox's audit hook sets it; in a kernel nothing guards them)
-TRUSTED = contextlib.nullcontext()
-
-LOSSES = {
-    "cross_entropy": F.cross_entropy,
-    "mse": F.mse_loss,
-    # gradients of this one are ~2^-30, far below fp16's smallest subnormal
-    "tiny_cross_entropy": lambda output, target: F.cross_entropy(output, target) * 2.0 ** -24,
-}
-
-DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
-          "float64": torch.float64}
-
-
-class StudentRaised(Exception):
-    """The student's code raised; `info` describes where and what, as plain data."""
-
-    def __init__(self, call: str, info: dict):
-        super().__init__(call)
-        self.call, self.info = call, info
-
-
-class Missing(Exception):
-    """A name the probe needs is not defined (or is not callable) in the student's namespace."""
-
-
-def probe(fn):
-    PROBES[fn.__name__] = fn
-    return fn
-
-
-def run(namespace: dict, name: str, spec: dict) -> dict:
-    """Run probe `name` against `namespace`; always returns plain data, never raises.
-
-    torch's global defaults are set to the usual ones while it runs (a cell may have changed them),
-    and put back afterwards (in the student's kernel, they are the student's).
-    """
-    dtype, grad = torch.get_default_dtype(), torch.is_grad_enabled()
-    torch.set_default_dtype(torch.float32)
-    torch.set_grad_enabled(True)
-    try:
-        return _run(namespace, name, spec)
-    finally:
-        torch.set_default_dtype(dtype)
-        torch.set_grad_enabled(grad)
-
-
-def _run(namespace: dict, name: str, spec: dict) -> dict:
-    try:
-        return {"status": "ok", **PROBES[name](namespace, **spec)}
-    except Missing as exc:
-        return {"status": "missing", "name": str(exc)}
-    except StudentRaised as exc:
-        return {"status": "raised", "call": exc.call, **exc.info}
-    except BaseException as exc:  # what the code returned broke the probe itself (a lying object, say)
-        info = describe_exception(exc)
-        return {"status": "error", "message": f"the check could not use what your code returned or left behind: "
-                                              f"{info['type']}: {info['message']}"}
-
-
-def prop(name: str):
-    """A model class, loss or helper whose objects go to the student's code: taken from PROPS."""
-    return (PROPS if PROPS is not None else globals())[name]
-
-
-def lookup(namespace: dict, name: str):
-    if name not in namespace:
-        raise Missing(name)
-    return namespace[name]
-
-
-def _safe_text(obj, limit=400) -> str:
-    try:
-        text = str(obj)
-    except BaseException:
-        text = "<unprintable>"
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def traceback_entries(tb) -> list:
-    """(file name, line, function) of each level of a traceback, outermost first. Reading frames is what
-    the sandbox's audit hook denies the student's code, so this runs under TRUSTED, and runs no student code."""
-    entries = []
-    with TRUSTED:
-        while tb is not None and len(entries) < 200:
-            code = tb.tb_frame.f_code
-            entries.append((code.co_filename, tb.tb_lineno, code.co_name))
-            tb = tb.tb_next
-    return entries
-
-
-def describe_exception(exc: BaseException) -> dict:
-    """Type, message and the innermost line of the student's code that raised."""
-    where = ""
-    for filename, lineno, function in reversed(traceback_entries(exc.__traceback__)):
-        name = filename.replace("\\", "/")
-        if "/torch/" in name or name.endswith(("probes.py", "guard.py", "worker.py", "'s code>")):
-            continue
-        where = f"line {lineno} in {function}(): {linecache.getline(filename, lineno).strip()}"
-        break
-    return {"type": type(exc).__name__, "message": _safe_text(exc), "where": _safe_text(where, 300)}
-
-
-def call(what: str, fn, *args, **kwargs):
-    """Call the student's `fn`; any exception becomes StudentRaised with a plain description."""
-    try:
-        return fn(*args, **kwargs)
-    except BaseException as exc:  # SystemExit and friends from student code are theirs too
-        raise StudentRaised(what, describe_exception(exc)) from None
-
-
-# Tensor attributes read through torch's C type, which code cannot patch (torch.Tensor, a Python
-# subclass, it can): what a probe reports about a tensor is what the tensor is.
-_BASE = torch._C.TensorBase
-
-
-def attr(t, name: str):
-    """t.<name> for a real tensor (is_leaf, requires_grad, dtype, grad, ...), whatever torch.Tensor says."""
-    return _BASE.__dict__[name].__get__(t)
-
-
-def dtype_name(t) -> str:
-    return str(attr(t, "dtype")).replace("torch.", "")
-
-
-def plain_tensor(t: torch.Tensor) -> torch.Tensor:
-    """A detached, contiguous, plain (non-subclass) CPU copy of `t`."""
-    return t.detach().as_subclass(torch.Tensor).to("cpu", copy=True).contiguous()
-
-
-def describe(value, depth: int = 0) -> dict:
-    """A returned value as plain data: its exact type name and, where that is safe, the value.
-
-    Types are compared by identity: a subclass of float or str (whose == may lie) is not a float or a str.
-    """
-    kind = type(value)
-    if value is None or any(kind is t for t in (bool, int, float, str)):
-        return {"type": kind.__name__ if value is not None else "NoneType", "value": value}
-    for base in (float, int, str):  # numpy.float64 is a float; report what it holds, not what it says
-        if isinstance(value, base) and kind is not bool and base.__dict__.get(f"__{base.__name__}__", None) is not None:
-            return {"type": base.__name__, "value": base.__dict__[f"__{base.__name__}__"](value),
-                    "subclass": _safe_text(type.__dict__["__name__"].__get__(kind), 80)}
-    if isinstance(value, _BASE):
-        return {"type": "Tensor", "value": plain_tensor(value), "dtype": dtype_name(value)}
-    if (kind is tuple or kind is list) and depth < 2:
-        return {"type": kind.__name__, "items": [describe(v, depth + 1) for v in value[:8]], "length": len(value)}
-    return {"type": _safe_text(type.__dict__["__name__"].__get__(kind), 80), "value": None}
-
-
-# ---- models the probes and the checks build the same way from a spec ----
-
-class Embedder(nn.Module):
-    """Token ids (B, T) -> mean of their embeddings (B, dim) -> logits (B, classes)."""
-
-    def __init__(self, vocab, dim, classes, embedding=nn.Embedding):
-        super().__init__()
-        self.embed = embedding(vocab, dim)
-        self.head = nn.Linear(dim, classes)
-
-    def forward(self, idx):
-        return self.head(self.embed(idx).mean(dim=1))
-
-
-class TinyLM(nn.Module):
-    """Token ids (B, T) -> logits (B, T, V): each position sees the mean embedding of its prefix."""
-
-    def __init__(self, vocab, dim, embedding=nn.Embedding):
-        super().__init__()
-        self.embed = embedding(vocab, dim)
-        self.head = nn.Linear(dim, vocab)
-
-    def forward(self, idx):
-        h = self.embed(idx).cumsum(dim=1)  # (B, T, dim)
-        positions = torch.arange(1, idx.shape[1] + 1, device=idx.device, dtype=h.dtype)
-        return self.head(torch.tanh(h / positions[:, None]))  # (B, T, V)
-
-
-def recording(layer_class, sizes: list):
-    """A subclass of a first layer whose own forward records the batch size of every call in `sizes`:
-    a method of the probe's model, not a hook the student's code could call by hand or detach."""
-
-    class Recording(layer_class):
-        def forward(self, x):
-            sizes.append(int(attr(x, "shape")[0]))
-            return super().forward(x)
-
-    Recording.__name__ = layer_class.__name__
-    return Recording
-
-
-def build_model(spec: dict, sizes: list = None) -> nn.Module:
-    """A small model from a plain spec: {"arch", "seed", "dtype", ...}, identical in every process.
-
-    sizes: a list that the model's first layer appends each forward call's batch size to."""
-    torch.manual_seed(spec["seed"])
-    first = (lambda cls: recording(cls, sizes)) if sizes is not None else (lambda cls: cls)
-    if spec["arch"] == "mlp":
-        sizes_ = spec["sizes"]
-        layers = []
-        for i, (fan_in, fan_out) in enumerate(zip(sizes_[:-1], sizes_[1:])):
-            layers.append((first(nn.Linear) if i == 0 else nn.Linear)(fan_in, fan_out, bias=spec.get("bias", True)))
-            if i < len(sizes_) - 2:
-                layers.append(nn.Tanh() if spec.get("act") == "tanh" else nn.ReLU())
-        model = nn.Sequential(*layers)
-    elif spec["arch"] == "embed":
-        model = Embedder(spec["vocab"], spec["dim"], spec["classes"], first(nn.Embedding))
-    elif spec["arch"] == "lm":
-        model = TinyLM(spec["vocab"], spec["dim"], first(nn.Embedding))
-    else:
-        raise ValueError(f"unknown arch {spec['arch']!r}")
-    if "frozen" in spec:  # a parameter with requires_grad=False never gets a .grad
-        dict(model.named_parameters())[spec["frozen"]].requires_grad_(False)
-    if spec.get("unused"):  # a parameter the forward never uses: its .grad stays None (the first parameter)
-        model.register_parameter("unused", nn.Parameter(torch.linspace(-1, 1, 3)))
-    return model.to(DTYPES[spec.get("dtype", "float32")])
-
-
-def recorded_model(spec: dict):
-    """(model, sizes): a model built in PROPS whose first layer records each forward call's batch size."""
-    sizes = []
-    return prop("build_model")(spec, sizes), sizes
-
-
-def grads_of(params) -> list:
-    return [None if p.grad is None else plain_tensor(p.grad) for p in params]
-
-
-def values_of(params) -> list:
-    return [plain_tensor(p) for p in params]
-
-
-def shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
-    sa, sb = a.untyped_storage(), b.untyped_storage()
-    return sa.data_ptr() < sb.data_ptr() + sb.nbytes() and sb.data_ptr() < sa.data_ptr() + sa.nbytes()
-
-
-def make_leaves(values, grads, dtype=None) -> list:
-    """Leaf tensors with these values and .grad set (None where grads has None)."""
-    leaves = []
-    for value, grad in zip(values, grads):
-        leaf = value.clone().to(dtype or value.dtype).requires_grad_(True)
-        leaf.grad = None if grad is None else grad.clone().to(leaf.dtype)
-        leaves.append(leaf)
-    return leaves
-
-
-def state_of(optimizer) -> list:
-    """The optimizer's per-parameter state as plain tensors, in parameter order."""
-    out = []
-    for p in optimizer.param_groups[0]["params"]:
-        st = optimizer.state.get(p, {})
-        out.append({k: plain_tensor(v) if isinstance(v, torch.Tensor) else torch.tensor(float(v))
-                    for k, v in st.items()})
-    return out
-
+if not __name__.startswith("lesson20_"):  # imported as a module (a kernel, the checks' process)
+    from .harness import (DTYPES, StudentRaised, attr, call, describe, describe_exception, dtype_name,
+                          grads_of, kwargs_text, lookup, make_leaves, make_optimizer, plain_tensor, probe, prop,
+                          recorded_model, shape_text, shares_memory, state_of, values_of)
+    from .harness import run  # noqa: F401  (probes.run(namespace, name, spec) runs one of the probes below)
 
 # ---- Exercise 1 ----
 
@@ -283,12 +18,9 @@ def state_of(optimizer) -> list:
 def underflow_fraction(ns, values, dtype=None):
     fn = lookup(ns, "underflow_fraction")
     args = (values,) if dtype is None else (values, DTYPES[dtype])
-    result = call(f"underflow_fraction({_shape(values)}{'' if dtype is None else ', torch.' + dtype})", fn, *args)
+    result = call(f"underflow_fraction({shape_text(values)}{'' if dtype is None else ', torch.' + dtype})", fn, *args)
     return {"result": describe(result), "input_after": plain_tensor(values)}  # the checks compare it with the input
 
-
-def _shape(t: torch.Tensor) -> str:
-    return f"<{str(t.dtype).replace('torch.', '')} tensor of shape {tuple(t.shape)}>"
 
 
 # ---- Exercises 2 and 3 ----
@@ -299,7 +31,7 @@ def loss_scaler(ns, cls="StaticLossScaler", init=None, loss_weights=None, values
     """Construct the scaler, scale a loss and backprop it, then unscale_ a set of gradients."""
     Scaler = lookup(ns, cls)
     init = init or {}
-    scaler = call(f"{cls}({_kwargs(init)})", Scaler, **init)
+    scaler = call(f"{cls}({kwargs_text(init)})", Scaler, **init)
     out = {"scale": describe(getattr(scaler, "scale", None))}
     if loss_weights is not None:
         w = loss_weights.clone().requires_grad_(True)
@@ -327,7 +59,7 @@ def scaler_updates(ns, init=None, found_infs=()):
     """Construct a DynamicLossScaler and feed it a sequence of found_inf flags; report the scales."""
     Scaler = lookup(ns, "DynamicLossScaler")
     init = init or {}
-    scaler = call(f"DynamicLossScaler({_kwargs(init)})", Scaler, **init)
+    scaler = call(f"DynamicLossScaler({kwargs_text(init)})", Scaler, **init)
     scales = [describe(getattr(scaler, "scale", None))]
     for step, found in enumerate(found_infs):
         call(f"scaler.update({found}) at update {step + 1}", scaler.update, bool(found))
@@ -359,14 +91,11 @@ def scalers_side_by_side(ns, cls="StaticLossScaler", init=None, other_init=None,
             call("scaler.unscale_(params)", scaler.unscale_, params)
         return {"scales": scales, "grads": grads_of(params), "other_scales": other_scales}
 
-    alone = used(call(f"{cls}({_kwargs(init)})", Scaler, **init))
-    first = call(f"{cls}({_kwargs(init)})", Scaler, **init)
-    second = call(f"{cls}({_kwargs(other_init)})", Scaler, **other_init)
+    alone = used(call(f"{cls}({kwargs_text(init)})", Scaler, **init))
+    first = call(f"{cls}({kwargs_text(init)})", Scaler, **init)
+    second = call(f"{cls}({kwargs_text(other_init)})", Scaler, **other_init)
     return {"alone": alone, "beside": used(first, second)}
 
-
-def _kwargs(kwargs: dict) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
 
 
 # ---- Exercise 4 ----
@@ -476,27 +205,6 @@ def accumulate_gradients(ns, model, inputs, targets, loss, micro_batch_size, sta
 
 # ---- Exercise 6 ----
 
-def make_optimizer(params, spec: dict):
-    if spec["name"] == "sgd":
-        return torch.optim.SGD(params, lr=spec["lr"], momentum=spec.get("momentum", 0.0))
-    if spec["name"] == "adam":
-        return torch.optim.Adam(params, lr=spec["lr"])
-    if spec["name"] == "adamw":
-        return torch.optim.AdamW(params, lr=spec["lr"], weight_decay=spec.get("weight_decay", 0.01))
-    raise ValueError(f"unknown optimizer {spec['name']!r}")
-
-
-def counting(scaler_class):
-    """A subclass of the student's scaler that records every update() call."""
-
-    class Counting(scaler_class):
-        def update(self, found_inf):
-            self.update_calls = getattr(self, "update_calls", []) + [describe(found_inf)]
-            return super().update(found_inf)
-
-    Counting.__name__ = scaler_class.__name__
-    return Counting
-
 
 @probe
 def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_size, optimizer,
@@ -508,7 +216,7 @@ def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_si
     params = list(net.parameters())
     master_leaves = make_leaves(masters, [None] * len(masters))
     opt = make_optimizer(master_leaves, optimizer)
-    scaler_obj = call(f"DynamicLossScaler({_kwargs(scaler or {})})", Scaler, **(scaler or {}))
+    scaler_obj = call(f"DynamicLossScaler({kwargs_text(scaler or {})})", Scaler, **(scaler or {}))
     steps = []
     for i, (inputs, targets) in enumerate(batches):
         if stale_grads:
@@ -558,7 +266,7 @@ def token_accumulation(ns, model, inputs, targets, micro_batch_size, ignore_inde
         for p in net.parameters():
             p.grad = torch.full_like(p, 3.0)
     kwargs = {} if ignore_index is None else {"ignore_index": ignore_index}
-    what = (f"accumulate_token_gradients(model, {_shape(inputs)}, targets, micro_batch_size={micro_batch_size}"
+    what = (f"accumulate_token_gradients(model, {shape_text(inputs)}, targets, micro_batch_size={micro_batch_size}"
             + "".join(f", {k}={v}" for k, v in kwargs.items()) + ")")
     out = {"names": [name for name, _ in net.named_parameters()], "batches": batches}
     try:

@@ -8,15 +8,15 @@ inputs from `autograder/checks/expected.pt`, written by `python -m autograder re
 """
 import torch
 
-from ..checks import probes
+from ..checks import harness
 
 
 def full_batch_grads(model_spec: dict, loss: str, inputs, targets, dtype=torch.float64):
     """The oracle for accumulation: one backward over the whole batch, in float64 by default."""
-    model = probes.build_model(model_spec).to(dtype)
+    model = harness.build_model(model_spec).to(dtype)
     x = inputs.to(dtype) if inputs.is_floating_point() else inputs
     y = targets.to(dtype) if targets.is_floating_point() else targets
-    value = probes.LOSSES[loss](model(x), y)
+    value = harness.LOSSES[loss](model(x), y)
     value.backward()
     return [None if p.grad is None else p.grad.detach() for p in model.parameters()], float(value.detach())
 
@@ -24,7 +24,7 @@ def full_batch_grads(model_spec: dict, loss: str, inputs, targets, dtype=torch.f
 def full_batch_token_grads(model_spec: dict, inputs, targets, ignore_index: int = -100, dtype=torch.float64):
     """The oracle for token-level accumulation: one backward of the mean cross-entropy over every
     counted target token of the whole batch, in float64 by default."""
-    model = probes.build_model(model_spec).to(dtype)
+    model = harness.build_model(model_spec).to(dtype)
     logits = model(inputs)  # (B, T, V)
     value = torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=ignore_index)
     value.backward()
@@ -46,7 +46,7 @@ def torch_scales(init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, gr
 
 def model_values(model_spec: dict):
     """A model's initial parameter values, as plain tensors in its own dtype."""
-    return [p.detach().clone() for p in probes.build_model(model_spec).parameters()]
+    return [p.detach().clone() for p in harness.build_model(model_spec).parameters()]
 
 
 def fp32_masters(model_spec: dict):

@@ -17,7 +17,7 @@ from .errors import Limits
 
 HERE = Path(__file__).parent
 BOX = "/sandbox"
-PROBES = f"{BOX}/probes.py"
+PROBE_FILES = ("harness.py", "probes.py")  # in autograder/checks/: the child executes them in this order
 WEAK_ISOLATION = ("bubblewrap (bwrap) was not found: submissions run in a resource-limited subprocess "
                   "that can still read your files and use the network. Install it (apt-get install "
                   "bubblewrap) before grading work you do not trust.")
@@ -193,16 +193,17 @@ def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
     """The command that starts the zygote: bwrap (+ setpriv, inside the cgroup) or a plain Python."""
     python = [sys.executable, "-I"]
     package = HERE.parent  # autograder/
-    probes, guard = package / "checks" / "probes.py", HERE / "guard.py"
+    guard = HERE / "guard.py"
     if not isolate:
-        return python + [str(HERE / "worker.py"), str(probes), str(guard), str(package.parent)]
+        return python + [str(HERE / "worker.py"), os.pathsep.join(probe_files(False)), str(guard), str(package.parent)]
     # the private /tmp first: a Python installation that lives under /tmp is then bound on top of it
     cmd = ["bwrap", "--perms", "1777", "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/tmp",
            *ro_binds(),
            "--dir", BOX,
            "--ro-bind", str(HERE / "worker.py"), f"{BOX}/worker.py",
            "--ro-bind", str(HERE / "protocol.py"), f"{BOX}/protocol.py",  # beside worker.py, which loads it
-           "--ro-bind", str(probes), PROBES, "--ro-bind", str(guard), f"{BOX}/guard.py",
+           *(arg for name, path in zip(PROBE_FILES, probe_files(True)) for arg in ("--ro-bind", str(package / "checks" / name), path)),
+           "--ro-bind", str(guard), f"{BOX}/guard.py",
            # the student package, as students install it: without the instructor's part (hidden checks)
            "--perms", "0755", "--dir", f"{BOX}/lib", "--ro-bind", str(package), f"{BOX}/lib/autograder",
            *(["--tmpfs", f"{BOX}/lib/autograder/instructor"] if (package / "instructor").is_dir() else []),
@@ -214,9 +215,9 @@ def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
     if uid is not None:
         cmd += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
     prefix = cgroup.enter_command() if cgroup else []
-    return prefix + cmd + python + [f"{BOX}/worker.py", PROBES, f"{BOX}/guard.py", f"{BOX}/lib"]
+    return prefix + cmd + python + [f"{BOX}/worker.py", os.pathsep.join(probe_files(True)), f"{BOX}/guard.py", f"{BOX}/lib"]
 
 
-def probes_file(isolate: bool) -> str:
-    """Where the child reads the probes from, as it sees the file system."""
-    return PROBES if isolate else str(HERE.parent / "checks" / "probes.py")
+def probe_files(isolate: bool) -> list:
+    """Where the child reads the probes' files from, as it sees the file system, in the order it runs them."""
+    return [f"{BOX}/{name}" if isolate else str(HERE.parent / "checks" / name) for name in PROBE_FILES]

@@ -14,7 +14,7 @@ import torch
 from . import protocol
 from .decode import Refused
 from .errors import Limits, SandboxError, SandboxReason
-from .isolation import HERE, WEAK_ISOLATION, have_bwrap, probes_file
+from .isolation import HERE, PROBE_FILES, WEAK_ISOLATION, have_bwrap, probe_files
 from .zygote import open_channel
 
 
@@ -40,8 +40,8 @@ class RiseWatch(threading.Thread):
         return self.rise
 
 
-# the child checks the probes it loads against this: what runs there is what the grader shipped
-PROBES_SHA256 = hashlib.sha256((HERE.parent / "checks" / "probes.py").read_bytes()).hexdigest()
+# the child checks the probes' files it loads against these: what runs there is what the grader shipped
+PROBES_SHA256 = [hashlib.sha256((HERE.parent / "checks" / name).read_bytes()).hexdigest() for name in PROBE_FILES]
 
 
 def _flags(message: dict) -> list:
@@ -119,7 +119,7 @@ class Sandbox:
         nonce, key = secrets.token_hex(16), secrets.token_bytes(32)
         self.channel.key = key  # the child's messages are signed with it (channel.Channel.authentic)
         notebook = {"cells": cells, "cell_seconds": self.limits.cell_seconds, "nonce": nonce, "key": key.hex(),
-                    "probes": probes_file(self.isolate), "probes_sha256": PROBES_SHA256,
+                    "probes": probe_files(self.isolate), "probes_sha256": PROBES_SHA256,
                     "components": self.components, "files": self.files}
         self._send(protocol.request(notebook), deadline, doing)
         hello = self._guard(lambda: self.channel.hello(deadline, nonce), doing)

@@ -17,7 +17,8 @@ protocol.py's, which is next to this file in the sandbox too):
   child -> grader (replies pipe):  {"cell": i} as each cell starts, {"ready": true, "problems": [...]},
                                    then {"id", "size"} + answer
 
-Imports only the standard library, torch, probes.py, guard.py and protocol.py (next to this file)
+Imports only the standard library, torch, the probes' files (checks/harness.py and probes.py), guard.py and
+protocol.py (next to this file)
 and, for the notebook's own cells, what the student package offers (autograder without its
 instructor part, made importable from the folder given). It decides nothing: the grader loads each answer with
 weights_only=True and judges it.
@@ -252,11 +253,11 @@ def heap_trimmer():
 def child(fds, torch, guard, protocol, library_roots, internal_files, isolated=True):
     """One submission: load its cells, then answer probe requests until the grader closes the pipe.
 
-    The grader's first line gives the cells, each cell's time, the probes' file and its SHA-256, a nonce
+    The grader's first line gives the cells, each cell's time, the probes' files and their SHA-256, a nonce
     and an HMAC key; every message is signed with the key and every reply carries its request's nonce,
     so what the student's code writes to the reply pipe cannot pass for an answer. Before the first cell, an audit hook (guard.py) closes the side doors to
     the grader's code, and a snapshot is taken of what the probes rely on; the probes themselves are
-    compiled after the cells have run, from the read-only file whose hash the grader sent.
+    compiled after the cells have run, from the read-only files whose hashes the grader sent.
     """
     requests, replies, out, err = fds
     zygote = os.getppid()
@@ -305,12 +306,17 @@ def child(fds, torch, guard, protocol, library_roots, internal_files, isolated=T
     notebook = loads(reader.line() or b"{}")
     nonce = str(notebook.get("nonce", ""))
     key[0] = bytes.fromhex(notebook.pop("key", ""))
-    with open(notebook.get("probes", ""), "rb") as f:
-        probes_source = f.read()
-    if sha256(probes_source).hexdigest() != notebook.get("probes_sha256"):
-        send({"ready": False, "nonce": nonce, "error": "the probes file does not match the grader's"})
+    probes_code = []  # the probes' files, in order (isolation.PROBE_FILES), each as the grader hashed it
+    paths, hashes = list(notebook.get("probes") or []), list(notebook.get("probes_sha256") or [])
+    for path, digest in zip(paths, hashes):
+        with open(path, "rb") as f:
+            source = f.read()
+        if sha256(source).hexdigest() != digest:
+            break
+        probes_code.append(compile(source, path, "exec"))
+    if not paths or len(probes_code) != len(paths) or len(hashes) != len(paths):
+        send({"ready": False, "nonce": nonce, "error": "the probes' files do not match the grader's"})
         return
-    probes_code = compile(probes_source, notebook["probes"], "exec")
     put_files(notebook.pop("files", None) or {}, isolated)
     # the reference's definitions of the contract names, bound in for the checks of items whose code calls
     # or is handed another exercise's code (see bind_components)
@@ -318,10 +324,11 @@ def child(fds, torch, guard, protocol, library_roots, internal_files, isolated=T
 
     def fresh_probes(trusted=None) -> dict:
         """A new copy of the probes for each request, with the objects they hand out from a second copy."""
-        props = {"__name__": "lesson20_props"}
-        exec_(probes_code, props)
-        namespace = {"__name__": "lesson20_probes"}
-        exec_(probes_code, namespace)
+        props, namespace = {"__name__": "lesson20_props"}, {"__name__": "lesson20_probes"}
+        for code in probes_code:
+            exec_(code, props)
+        for code in probes_code:
+            exec_(code, namespace)
         namespace["PROPS"] = props
         if trusted is not None:
             namespace["TRUSTED"] = props["TRUSTED"] = trusted
@@ -572,7 +579,7 @@ PRELOADED = ("numpy", "matplotlib", "matplotlib.pyplot", "tqdm.auto", "sklearn.d
              "IPython.core.inputtransformer2", "pickle", "torch.serialization")
 
 
-def warm_up(torch, probes_path: str):
+def warm_up(torch, probe_paths: list):
     """Pay once, here, for what every submission would otherwise pay for (torch._dynamo comes with optim)."""
     import importlib
     for name in PRELOADED:
@@ -584,8 +591,10 @@ def warm_up(torch, probes_path: str):
         importlib.import_module("sklearn.datasets").load_digits(return_X_y=True)
     except Exception:
         pass
-    with open(probes_path) as f:
-        exec(compile(f.read(), probes_path, "exec"), {"__name__": "lesson20_probes"})
+    namespace = {"__name__": "lesson20_probes"}
+    for path in probe_paths:
+        with open(path) as f:
+            exec(compile(f.read(), path, "exec"), namespace)
     ipython_source("%time x = 1")
     p = torch.ones(2, requires_grad=True)
     torch.optim.SGD([p], lr=0.1).step()
@@ -611,19 +620,19 @@ def prefer_for_oom_killer():
         pass
 
 
-def zygote(probes_path: str, guard_path: str, lib: str):
+def zygote(probe_paths: list, guard_path: str, lib: str):
     prefer_for_oom_killer()
     apply_limits()
     sys.path.insert(0, lib)  # the student package (autograder, without its instructor part), as students have it
     import torch
     torch.set_num_threads(1)
-    warm_up(torch, probes_path)
+    warm_up(torch, probe_paths)
     guard = load_module(guard_path, "lesson20_guard")
     protocol_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "protocol.py")
     protocol = load_module(protocol_path, "lesson20_protocol")
     library_roots = [sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr/lib", "/usr/local/lib",
                      os.path.join(lib, "autograder")]
-    internal_files = [probes_path, guard_path, protocol_path, os.path.abspath(__file__)]
+    internal_files = [*probe_paths, guard_path, protocol_path, os.path.abspath(__file__)]
     isolated = os.environ.pop("LESSON20_ISOLATED", "") == "1"
     keep = mounts_within(WRITABLE) if isolated else frozenset()
     if isolated:  # what warming up wrote (matplotlib's cache) is not there for the first submission either
@@ -672,4 +681,4 @@ def zygote(probes_path: str, guard_path: str, lib: str):
 
 
 if __name__ == "__main__":
-    zygote(sys.argv[1], sys.argv[2], sys.argv[3])
+    zygote(sys.argv[1].split(os.pathsep), sys.argv[2], sys.argv[3])

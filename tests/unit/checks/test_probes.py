@@ -47,3 +47,19 @@ def test_torch_defaults_are_the_usual_ones_inside_and_the_callers_after():
     finally:
         torch.set_default_dtype(torch.float32)
     assert seen == {"dtype": torch.float32, "grad": True}
+
+
+def test_in_the_sandbox_the_files_run_in_one_namespace_and_import_nothing_of_the_package(monkeypatch):
+    """As the sandbox's worker loads them (isolation.PROBE_FILES): executed in order into one namespace,
+    probes.py takes harness.py's names from that namespace, not from an import of this package."""
+    from autograder.checks import harness
+    from autograder.sandbox.isolation import probe_files
+    monkeypatch.setattr(harness, "run", None)  # an import of the package would find this
+    namespace = {"__name__": "lesson20_probes"}
+    for path in probe_files(isolate=False):
+        with open(path) as f:
+            exec(compile(f.read(), path, "exec"), namespace)
+    assert sorted(namespace["PROBES"]) == sorted(harness.PROBES) != []
+    values = torch.tensor([1e-8, 1.0, 2.0**-30])
+    obs = namespace["run"](reference_namespace(), "underflow_fraction", {"values": values, "dtype": "float16"})
+    assert obs["status"] == "ok" and obs["result"]["value"] == oracle_fraction(values, torch.float16)

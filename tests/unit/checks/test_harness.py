@@ -1,0 +1,57 @@
+"""autograder.checks.harness: what the probes are built from. Descriptions are plain data that say what a
+value is (not what it claims), the models are the same from the same spec in every process, and the
+recording layer sees each forward call's batch. Expected values come from torch itself, computed here."""
+import torch
+
+from autograder.checks import harness
+
+
+def test_a_float_subclass_is_described_by_what_it_holds_not_what_it_says():
+    class Lying(float):
+        def __eq__(self, other):
+            return True
+    described = harness.describe(Lying(0.25))
+    assert described["type"] == "float" and type(described["value"]) is float and described["value"] == 0.25
+    assert described["subclass"] == "Lying"
+
+
+def test_tensors_come_back_plain_and_detached_and_lists_are_cut_at_eight():
+    class Sub(torch.Tensor):
+        pass
+    t = torch.arange(3.0, requires_grad=True) * 2
+    described = harness.describe(t.as_subclass(Sub))
+    assert type(described["value"]) is torch.Tensor and not described["value"].requires_grad
+    assert torch.equal(described["value"], t.detach()) and described["dtype"] == "float32"
+    listed = harness.describe(list(range(10)))
+    assert listed["length"] == 10 and [d["value"] for d in listed["items"]] == list(range(8))
+
+
+def test_the_same_spec_builds_the_same_model_in_its_dtype():
+    for spec in ({"arch": "mlp", "sizes": [4, 6, 3], "seed": 3, "dtype": "float16"},
+                 {"arch": "embed", "vocab": 7, "dim": 4, "classes": 3, "seed": 4},
+                 {"arch": "lm", "vocab": 9, "dim": 4, "seed": 5, "dtype": "bfloat16"}):
+        a, b = harness.build_model(spec), harness.build_model(spec)
+        assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+        assert {p.dtype for p in a.parameters()} == {harness.DTYPES[spec.get("dtype", "float32")]}
+
+
+def test_frozen_and_unused_parameters_get_no_gradient():
+    model = harness.build_model({"arch": "mlp", "sizes": [4, 5, 2], "seed": 1, "frozen": "0.bias", "unused": True})
+    model(torch.ones(3, 4)).sum().backward()
+    grads = {name: p.grad for name, p in model.named_parameters()}
+    assert grads["0.bias"] is None and grads["unused"] is None and grads["0.weight"] is not None
+
+
+def test_the_recording_layer_sees_each_forward_call_batch():
+    model, sizes = harness.recorded_model({"arch": "mlp", "sizes": [4, 5, 2], "seed": 1})
+    plain = harness.build_model({"arch": "mlp", "sizes": [4, 5, 2], "seed": 1})
+    x = torch.randn(8, 4)
+    assert torch.equal(torch.cat([model(x[:3]), model(x[3:])]), plain(x))
+    assert sizes == [3, 5]
+
+
+def test_leaves_are_copies_with_their_gradients():
+    value, grad = torch.ones(2), torch.full((2,), 3.0)
+    leaf, bare = harness.make_leaves([value, value], [grad, None], torch.float16)
+    assert leaf.is_leaf and leaf.requires_grad and leaf.dtype == torch.float16 and bare.grad is None
+    assert torch.equal(leaf.grad, grad.half()) and not harness.shares_memory(leaf, value)
