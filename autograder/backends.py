@@ -37,6 +37,13 @@ def probe_failure(obs: dict, context: str) -> CheckFailure:
     return CheckFailure(obs.get("message") or could_not_run(status), "error")  # probes.run's "error"
 
 
+def value_key(*parts) -> str:
+    """A key for plain data (tensors, numbers, strings, lists, dicts): the SHA-256 of its torch.save bytes."""
+    buffer = io.BytesIO()
+    torch.save(parts, buffer)
+    return hashlib.sha256(buffer.getvalue()).hexdigest()
+
+
 class LocalStudent:
     """Runs probes in this process, against a namespace of names -> objects."""
 
@@ -77,9 +84,7 @@ class Reference(LocalStudent):
         self.components = components
 
     def run(self, probe: str, measure_memory: bool = False, **spec) -> dict:
-        buffer = io.BytesIO()
-        torch.save((probe, spec), buffer)
-        key = (id(self.namespace), hashlib.sha256(buffer.getvalue()).hexdigest())
+        key = (id(self.namespace), value_key(probe, spec))
         if key not in self._memo:
             obs = probes.run(self.namespace, probe, spec)
             if obs["status"] != "ok":

@@ -21,6 +21,8 @@ import time
 import warnings
 from pathlib import Path
 
+from jinja2 import MemcachedBytecodeCache
+from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme,
                                     ClearOutput, ComputeChecksums, DeduplicateIds, IgnorePattern, IncludeHeaderFooter,
@@ -59,6 +61,27 @@ SANITIZE = [RepairStructure, SanitizeHtml, ClearOutput, DeduplicateIds, Overwrit
 AUTOGRADE = [GradeOutOfProcess, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, FlagForReview,
              AssignLatePenalties, CheckCellMetadata]
 
+class _Kept(dict):
+    """jinja2's MemcachedBytecodeCache stores through a client's get and set: here, a dict kept for the life of
+    the grading process."""
+
+    def set(self, key, value, timeout=None):
+        self[key] = value
+
+
+class FeedbackPage(HTMLExporter):
+    """nbconvert's HTML exporter, as GenerateFeedback uses it for the feedback page, except that its templates
+    are compiled once per grading process rather than once per student (jinja2's bytecode cache, keyed by
+    each template's name and checked against its source): the page is the same."""
+
+    compiled = MemcachedBytecodeCache(_Kept(), prefix="lesson20/")
+
+    def _create_environment(self):
+        environment = super()._create_environment()
+        environment.bytecode_cache = self.compiled
+        return environment
+
+
 DB_ERRORS = ("sqlalchemy", "psycopg", "InvalidEntry", "database is locked", "OperationalError")
 
 
@@ -68,6 +91,7 @@ def configure(c):
     c.GenerateAssignment.preprocessors = list(RELEASE)
     c.Autograde.sanitize_preprocessors = list(SANITIZE)
     c.Autograde.autograde_preprocessors = list(AUTOGRADE)
+    c.GenerateFeedback.exporter_class = FeedbackPage
     c.OverwriteCells.add_missing_cells = True  # a test cell a student deleted comes back, rather than scoring 0
 
 

@@ -3,7 +3,7 @@ import pytest
 import torch
 
 from autograder.checks.expect import classification_batch
-from autograder.instructor.oracles import ORACLES, full_batch_grads, model_values, torch_scales
+from autograder.instructor.oracles import ORACLES, full_batch_grads, model_values, remembered, torch_scales
 
 SPEC = {"arch": "mlp", "sizes": [5, 4, 3], "seed": 7, "act": "tanh"}
 
@@ -41,3 +41,18 @@ def test_model_values_are_the_models_initial_values_and_every_oracle_is_named():
     assert [v.shape for v in model_values(SPEC)] == [(4, 5), (4,), (3, 4), (3,)]
     assert all(torch.equal(a, b) for a, b in zip(model_values(SPEC), model_values(SPEC)))
     assert all(name == f.__name__ for name, f in ORACLES.items())
+
+
+def test_an_oracle_answers_once_per_question_and_each_caller_gets_its_own_copy():
+    calls = []
+
+    @remembered
+    def doubled(values, factor=2.0):
+        calls.append(1)
+        return [values * factor]
+    first = doubled(torch.ones(3), factor=2.0)
+    first[0].add_(100)  # a check that changes what it was handed changes nothing for the next one
+    again = doubled(torch.ones(3), factor=2.0)
+    assert torch.equal(again[0], torch.full((3,), 2.0)) and len(calls) == 1
+    assert torch.equal(doubled(torch.ones(3), factor=3.0)[0], torch.full((3,), 3.0)) and len(calls) == 2
+    assert torch.equal(doubled(torch.zeros(3))[0], torch.zeros(3)) and len(calls) == 3
