@@ -196,13 +196,13 @@ def test_masters_keep_updates_too_small_for_fp16(student, reference):
 @pytest.mark.behaviour("micro_batches")
 def test_one_micro_batch_graph_at_a_time(student):
     """Keeps one micro-batch's graph alive at a time, as measured in the sandbox's memory"""
-    model = {**memory.WIDE, "dtype": "float16"}
+    model = {**memory.WIDE, "dtype": "bfloat16"}  # 2 bytes a value, as fp16, and 4 to 7x faster on a CPU
     inputs, targets = classification_batch(memory.BATCH, memory.FEATURES, memory.CLASSES, seed=44)
     got = student.run("mixed_precision_train_step", measure_memory=True, model=model, masters=fp32_masters(model),
                       batches=[(inputs, targets)], loss="cross_entropy", micro_batch_size=memory.MICRO,
                       optimizer=SGD)
     memory.assert_one_graph_at_a_time(
-        got, f"mixed_precision_train_step(fp16 model, batch of {memory.BATCH}, micro_batch_size={memory.MICRO})",
+        got, f"mixed_precision_train_step(bf16 model, batch of {memory.BATCH}, micro_batch_size={memory.MICRO})",
         memory.activation_bytes(dtype_bytes=2), memory.BATCH // memory.MICRO)
 
 
