@@ -219,7 +219,9 @@ def build_model(spec: dict, sizes: list = None) -> nn.Module:
     """A small model from a plain spec: {"arch", "seed", "dtype", ...}, identical in every process.
 
     sizes: a list that the model's first layer appends each forward call's batch size to."""
-    torch.manual_seed(spec["seed"])
+    # the CPU generator the layers' initialisation draws from; torch.manual_seed would also queue a reseed of
+    # every accelerator's generators, formatting the caller's stack each time (a millisecond a model)
+    torch.random.default_generator.manual_seed(spec["seed"])
     first = (lambda cls: recording(cls, sizes)) if sizes is not None else (lambda cls: cls)
     if spec["arch"] == "mlp":
         sizes_ = spec["sizes"]
