@@ -61,6 +61,7 @@ SANITIZE = [RepairStructure, SanitizeHtml, ClearOutput, DeduplicateIds, Overwrit
 AUTOGRADE = [GradeOutOfProcess, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, FlagForReview,
              AssignLatePenalties, CheckCellMetadata]
 
+
 class _Kept(dict):
     """jinja2's MemcachedBytecodeCache stores through a client's get and set: here, a dict kept for the life of
     the grading process."""

@@ -195,14 +195,16 @@ def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
     package = HERE.parent  # autograder/
     guard = HERE / "guard.py"
     if not isolate:
-        return python + [str(HERE / "worker.py"), os.pathsep.join(probe_files(False)), str(guard), str(package.parent)]
+        return python + [str(HERE / "worker.py"), os.pathsep.join(probe_files(False)), str(guard),
+                         str(package.parent)]
     # the private /tmp first: a Python installation that lives under /tmp is then bound on top of it
     cmd = ["bwrap", "--perms", "1777", "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/tmp",
            *ro_binds(),
            "--dir", BOX,
            "--ro-bind", str(HERE / "worker.py"), f"{BOX}/worker.py",
            "--ro-bind", str(HERE / "protocol.py"), f"{BOX}/protocol.py",  # beside worker.py, which loads it
-           *(arg for name, path in zip(PROBE_FILES, probe_files(True)) for arg in ("--ro-bind", str(package / "checks" / name), path)),
+           *(arg for name, path in zip(PROBE_FILES, probe_files(True))
+             for arg in ("--ro-bind", str(package / "checks" / name), path)),
            "--ro-bind", str(guard), f"{BOX}/guard.py",
            # the student package, as students install it: without the instructor's part (hidden checks)
            "--perms", "0755", "--dir", f"{BOX}/lib", "--ro-bind", str(package), f"{BOX}/lib/autograder",
@@ -215,7 +217,8 @@ def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
     if uid is not None:
         cmd += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs"]
     prefix = cgroup.enter_command() if cgroup else []
-    return prefix + cmd + python + [f"{BOX}/worker.py", os.pathsep.join(probe_files(True)), f"{BOX}/guard.py", f"{BOX}/lib"]
+    return prefix + cmd + python + [f"{BOX}/worker.py", os.pathsep.join(probe_files(True)), f"{BOX}/guard.py",
+                                    f"{BOX}/lib"]
 
 
 def probe_files(isolate: bool) -> list:
