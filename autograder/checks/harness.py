@@ -7,7 +7,7 @@ or in the grading sandbox. It never decides pass or fail (the checks do, in thei
 process), and what it returns is only tensors, numbers, strings, lists and dicts, so that
 `torch.load(..., weights_only=True)` can carry it out of the sandbox.
 
-This file imports nothing but torch and the standard library: the sandbox copies it alone.
+This file and probes.py import nothing but torch and the standard library: the sandbox binds the two alone.
 
 In the sandbox this file and then probes.py are executed into one namespace for each request, after the
 notebook's cells have run (sandbox/isolation.py, PROBE_FILES); that is done twice: once for the probes
