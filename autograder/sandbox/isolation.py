@@ -203,8 +203,7 @@ def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
            "--dir", BOX,
            "--ro-bind", str(HERE / "worker.py"), f"{BOX}/worker.py",
            "--ro-bind", str(HERE / "protocol.py"), f"{BOX}/protocol.py",  # beside worker.py, which loads it
-           *(arg for name, path in zip(PROBE_FILES, probe_files(True))
-             for arg in ("--ro-bind", str(package / "checks" / name), path)),
+           *(arg for here, there in zip(probe_files(False), probe_files(True)) for arg in ("--ro-bind", here, there)),
            "--ro-bind", str(guard), f"{BOX}/guard.py",
            # the student package, as students install it: without the instructor's part (hidden checks)
            "--perms", "0755", "--dir", f"{BOX}/lib", "--ro-bind", str(package), f"{BOX}/lib/autograder",

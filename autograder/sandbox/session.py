@@ -8,13 +8,14 @@ import sys
 import threading
 import time
 import warnings
+from pathlib import Path
 
 import torch
 
 from . import protocol
 from .decode import Refused
 from .errors import Limits, SandboxError, SandboxReason
-from .isolation import HERE, PROBE_FILES, WEAK_ISOLATION, have_bwrap, probe_files
+from .isolation import WEAK_ISOLATION, have_bwrap, probe_files
 from .zygote import open_channel
 
 
@@ -41,7 +42,7 @@ class RiseWatch(threading.Thread):
 
 
 # the child checks the probes' files it loads against these: what runs there is what the grader shipped
-PROBES_SHA256 = [hashlib.sha256((HERE.parent / "checks" / name).read_bytes()).hexdigest() for name in PROBE_FILES]
+PROBES_SHA256 = [hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in probe_files(isolate=False)]
 
 
 def _flags(message: dict) -> list:
