@@ -44,6 +44,14 @@ def value_key(*parts) -> str:
     return hashlib.sha256(buffer.getvalue()).hexdigest()
 
 
+def recall(store: dict, key, compute):
+    """compute() once per key of `store` (an answer that depends only on what the key was made from); each
+    caller gets its own deep copy, so a check that changes what it was handed changes nothing for the next."""
+    if key not in store:
+        store[key] = compute()
+    return copy.deepcopy(store[key])
+
+
 class LocalStudent:
     """Runs probes in this process, against a namespace of names -> objects."""
 
@@ -84,13 +92,13 @@ class Reference(LocalStudent):
         self.components = components
 
     def run(self, probe: str, measure_memory: bool = False, **spec) -> dict:
-        key = (id(self.namespace), value_key(probe, spec))
-        if key not in self._memo:
-            obs = probes.run(self.namespace, probe, spec)
-            if obs["status"] != "ok":
-                raise RuntimeError(f"the reference failed probe {probe}: {obs}")
-            self._memo[key] = obs
-        return copy.deepcopy(self._memo[key])
+        return recall(self._memo, (id(self.namespace), value_key(probe, spec)), lambda: self._answer(probe, spec))
+
+    def _answer(self, probe: str, spec: dict) -> dict:
+        obs = probes.run(self.namespace, probe, spec)
+        if obs["status"] != "ok":
+            raise RuntimeError(f"the reference failed probe {probe}: {obs}")
+        return obs
 
 
 class SandboxStudent:
