@@ -81,15 +81,15 @@ class Reference(LocalStudent):
     """The instructor's reference: a failure here is a bug in the course, not the student's.
 
     Its answers depend only on the probe and its spec, so they are kept for the next submission.
-    It comes with `components`: the source of its definitions of the contract names, which stand in
-    for a submission's other items while one is graded.
+    It comes with `units`: its code for the contract names, one unit per item (reference.stand_in_units),
+    from which some stand in for a submission's other items while one is graded (stand_in.plan).
     """
 
     _memo = {}
 
-    def __init__(self, namespace: dict, components: str = ""):
+    def __init__(self, namespace: dict, units: dict = None):
         super().__init__(namespace)
-        self.components = components
+        self.units = units or {}
 
     def run(self, probe: str, measure_memory: bool = False, **spec) -> dict:
         return recall(self._memo, (id(self.namespace), value_key(probe, spec)), lambda: self._answer(probe, spec))
@@ -114,11 +114,13 @@ class SandboxStudent:
     context = "sandbox"
     CRASHES_PER_ITEM = 2  # after this many, the item's remaining checks fail without running again
 
-    def __init__(self, sandbox: Sandbox, timeout: float, total_seconds: float, bind: dict = None):
-        """bind: {item: names} whose reference versions stand in for the student's while that item's
-        checks run (the sandbox holds the reference's code: Sandbox.components)."""
+    def __init__(self, sandbox: Sandbox, timeout: float, total_seconds: float, setups: dict = None):
+        """setups: {item: what its fork is handed (stand_in.plan): the reference's code that stands in for
+        other items' while its checks run}. Each item's checks run in a fork of their own, one item after
+        the other: an item whose checks are done is never taken up again (see stand_in.py for why)."""
         self.sandbox = sandbox
-        self.bind = bind or {}
+        self.setups = setups or {}
+        self.done = []        # the items whose checks have run, in order
         self.timeout = timeout
         self.total_seconds = total_seconds
         self.item = None
@@ -175,10 +177,15 @@ class SandboxStudent:
             self._fail_fast(item, item_time_used(what, self.timeout), "timeout")
         if self.sandbox.channel is None and self.sandbox.restarts >= self.sandbox.limits.max_restarts:
             self._fail_fast(item, sandbox_stopped(what, self.sandbox.restarts), "crashed")
+        if not self.done or self.done[-1] != item:
+            if item in self.done:  # its fork would come after forks that held its stand-ins' secrets: never
+                raise RuntimeError(f"the checks of {item} came back after another item's: each item's checks "
+                                   "must run one after the other")
+            self.done.append(item)
         try:
+            self.sandbox.use_item(item, self.setups.get(item), seconds=max(min(item_left, total_left), 0.5))
             obs = self.sandbox.request(probe, spec, timeout=max(min(item_left, total_left), 0.5),
-                                       within=max(total_left, 0.5), measure_memory=measure_memory,
-                                       bind=self.bind.get(item, ()))
+                                       within=max(total_left, 0.5), measure_memory=measure_memory)
         except SandboxError as exc:
             reloading = exc.doing == "running your notebook"
             failure = CheckFailure(check_in_sandbox_failed(what, exc, reloading, self.total_seconds, self.timeout),

@@ -14,10 +14,11 @@ from typing import Literal
 
 from .backends import SandboxStudent, plain_problem
 from .cells import notebook_cells
-from .items import AUTO_ITEMS, components, get_item
+from .items import AUTO_ITEMS, get_item
 from .report import item_text
 from .runner import ItemResult, Outcome, run_checks
 from .sandbox import Limits, Sandbox, SandboxError
+from .stand_in import ORDER, plan
 from .structure import drop_grader_metadata, repair_structure
 from .text import (CODE_RAN, clip, elsewhere, more_not_listed, not_graded, out_of_time_note, problem_text,
                    raised_note, repaired_note, review_note, sandbox_failure, set_aside, stand_in, structure_repair)
@@ -63,7 +64,7 @@ def _first(lines: list, what: str) -> list:
     return lines[:SHOWN] + ([more_not_listed(more, what)] if more > 0 else [])
 
 
-def stand_in_note(item_id: str, sources: list) -> list:
+def stand_in_note(item_id: str, setup: dict, sources: list) -> list:
     """What the feedback says of the reference code that stood in for other exercises' while `item_id` was
     graded: the objects its checks hand over (a scaler), and the names its own cells use."""
     item, used = get_item(item_id), set()
@@ -72,8 +73,8 @@ def stand_in_note(item_id: str, sources: list) -> list:
             used |= {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
         except SyntaxError:
             continue
-    called = [name for name in components(item_id) if name in used and name not in item.given]
-    note = stand_in(item.given, called)
+    bound = [name for unit in setup.get("units", []) for name in unit["names"]]
+    note = stand_in(item.given, [name for name in bound if name in used and name not in item.given])
     return [note] if note else []
 
 
@@ -91,14 +92,15 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
     files: {relative path: bytes} handed in beside the notebook (attachments.beside): read-only in its
     working folder in the sandbox, as in nbgrader's autograded folder.
     """
-    item_ids = list(dict.fromkeys(item_ids or [i.id for i in AUTO_ITEMS]))
+    # in the lesson's order, one item after the other: see stand_in.py
+    item_ids = sorted(dict.fromkeys(item_ids or [i.id for i in AUTO_ITEMS]), key=lambda i: ORDER.get(i, len(ORDER)))
     if repaired is None:
         drop_grader_metadata(nb)
     repairs = list(repaired or []) + repair_structure(nb)
     cells = notebook_cells(nb)
     owner = {c.index: c.item for c in cells}
-    stand_in = getattr(reference, "components", "")
-    sandbox = Sandbox([c.plain() for c in cells], limits, isolate=isolate, components=stand_in, files=files)
+    units = getattr(reference, "units", None) or {}
+    sandbox = Sandbox([c.plain() for c in cells], limits, isolate=isolate, files=files)
     try:
         problems = [plain_problem(p) for p in sandbox.start()]
     except SandboxError as exc:
@@ -109,15 +111,16 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
     for p in problems:
         p["item"] = owner.get(p["cell"], "")
     try:
-        bind = {i: components(i) for i in item_ids} if stand_in else {}
-        student = SandboxStudent(sandbox, limits.item_seconds, limits.checks_seconds, bind)
+        sources = [c.source for c in cells]
+        setups = {i: plan(i, [c.source for c in cells if c.item == i], sources, units) for i in item_ids} if units else {}
+        student = SandboxStudent(sandbox, limits.item_seconds, limits.checks_seconds, setups)
         items = run_checks(item_ids, student, reference, include_hidden=reference is not None)
     finally:
         sandbox.close()
     for item_id, result in items.items():  # caught while the notebook ran: every item; during checks: theirs
         result.review = list(dict.fromkeys(sandbox.flags + student.tampered.get(item_id, [])))
-        if item_id in bind:
-            result.notes = stand_in_note(item_id, [c.source for c in cells if c.item == item_id])
+        if setups.get(item_id):
+            result.notes = stand_in_note(item_id, setups[item_id], [c.source for c in cells if c.item == item_id])
     notes = _first([repaired_note(r.text) for r in repairs], "repairs")
     notes += [raised_note(p["cell"], p["type"]) for p in problems[:SHOWN]]
     timed_out = [i for i, failure in student.failures.items() if failure.reason == "timeout"]

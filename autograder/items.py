@@ -68,12 +68,6 @@ def get_item(item_id: str) -> Item:
         raise KeyError(f"unknown exercise id {item_id!r}; the ids are: {valid}") from None
 
 
-def components(item_id: str) -> tuple:
-    """The other items' code names: while `item_id` is graded, the reference's versions stand in for the
-    student's, so that a mistake in one exercise costs points in that exercise only."""
-    return tuple(name for item in AUTO_ITEMS if item.code and item.id != item_id for name in item.names)
-
-
 def item_of_cell(grade_id: str) -> str:
     """The item id a cell belongs to: its grade id, less the solution suffix."""
     return (grade_id or "").removesuffix(SOLUTION_SUFFIX)

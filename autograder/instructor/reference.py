@@ -98,23 +98,33 @@ def reference_namespace(root: Path = ROOT) -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def reference_components(root: Path = ROOT) -> str:
-    """The reference's definitions of the items' code names, as one source text for the sandbox: every
-    import of the solution notebooks, then each code item's solution cell (grading.py binds them in)."""
-    imports, definitions = [], []
-    ids = {f"{item.id}_solution" for item in AUTO_ITEMS if item.code}
+def stand_in_units(root: Path = ROOT) -> dict:
+    """The reference's code for the items' code names, one unit per item, for the sandbox's stand-ins:
+    {"imports": every import of the solution notebooks, "units": [{"item", "names", "source", "needs"}]} in
+    the lesson's order; `needs`: the other items whose names a unit's code uses (DynamicLossScaler's base)."""
+    imports, sources = [], {}
+    ids = {f"{item.id}_solution": item for item in AUTO_ITEMS if item.code}
     for path in solution_notebooks(root):
         nb = read_notebook(path)
         for cell in runnable_cells(nb):
             for node in ast.parse(cell.source).body:
                 if isinstance(node, (ast.Import, ast.ImportFrom)):
                     imports.append(ast.unparse(node))
-        definitions += [c.source for c in nb.cells if c.cell_type == "code"
-                        and c.get("metadata", {}).get("nbgrader", {}).get("grade_id") in ids]
-    return "\n".join(dict.fromkeys(imports)) + "\n\n" + "\n\n".join(definitions) + "\n"
+        for cell in nb.cells:
+            item = ids.get(cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")) if cell.cell_type == "code" else None
+            if item is not None:
+                sources[item.id] = sources.get(item.id, "") + cell.source + "\n"
+    units = []
+    for item in AUTO_ITEMS:
+        if item.id not in sources:
+            continue
+        used = {n.id for n in ast.walk(ast.parse(sources[item.id])) if isinstance(n, ast.Name)}
+        needs = [other.id for other in AUTO_ITEMS if other.id != item.id and other.code and set(other.names) & used]
+        units.append({"item": item.id, "names": list(item.names), "source": sources[item.id], "needs": needs})
+    return {"imports": "\n".join(dict.fromkeys(imports)) + "\n", "units": units}
 
 
 def reference(root: Path = ROOT) -> Reference:
-    """The backend the hidden checks compare a submission with, and the reference's code that stands
-    in for other items' code while an item is graded."""
-    return Reference(reference_namespace(root), reference_components(root))
+    """The backend the hidden checks compare a submission with, and the reference's code that stands in
+    for other items' code while an item is graded."""
+    return Reference(reference_namespace(root), stand_in_units(root))

@@ -44,7 +44,9 @@ class Channel:
         self.pipe = Reader(self.receive, flood=2**20)  # the reply pipe, read with its deadline
         self.cell = None  # the cell the child last said it was starting, while it runs the notebook
         self.forged = 0   # replies without the request's nonce: written by the student's code, and skipped
-        self.key = b""    # this run's HMAC key: only the child's own messages carry a tag made with it
+        self.key = b""    # the HMAC key of whoever answers now (the child, or an item's fork): only its messages carry it
+        self.template_key = b""  # the child's own key, which it signs its messages about the items' forks with
+        self.fork_ended = None   # the child's word that the item's fork ended while a request waited for it
         self.raw, self.tag = b"", b""  # the last line read: its JSON text, and the tag before it
         os.set_blocking(requests, False)
 
@@ -94,11 +96,36 @@ class Channel:
             raise ValueError("the sandbox sent an unreadable message")
         return message
 
-    def authentic(self, payload: bytes = b"") -> bool:
+    def authentic(self, payload: bytes = b"", key: bytes = None) -> bool:
         """Whether the last line (and the payload after it) came from the child's own code: it carries the
-        HMAC, under this run's key, that the grader sent in the notebook's first line. Student code in the
-        same process may own the pipe (dup2) and read every request, but never the key."""
-        return authentic(self.key, self.tag, self.raw, payload)
+        HMAC, under this run's key (default: the current one), that the grader sent. Student code in the same
+        process may own the pipe (dup2) and read every request, but never the key."""
+        return authentic(self.key if key is None else key, self.tag, self.raw, payload)
+
+    def template_message(self, kind: str, deadline: float, nonce: str = None):
+        """The child's next message of this kind ("forked", "item_done"), signed with its own key (and carrying
+        `nonce`, if given); what else comes first is skipped as forged. None if the child died."""
+        while True:
+            message = self.line(deadline, lenient=True)
+            if message is None:
+                return None
+            if kind in message and (nonce is None or message.get("nonce") == nonce) \
+                    and self.authentic(key=self.template_key):
+                return message
+            self.forged += 1
+
+    def item_ready(self, deadline: float, nonce: str):
+        """The item's fork's word that it holds its stand-ins, signed with the item's key; None if it died."""
+        while True:
+            message = self.line(deadline, lenient=True)
+            if message is None:
+                return None
+            if "item_done" in message and self.authentic(key=self.template_key):
+                self.fork_ended = message
+                return None
+            if message.get("item_ready") is True and message.get("nonce") == nonce and self.authentic():
+                return message
+            self.forged += 1
 
     def hello(self, deadline: float, nonce: str):
         """Read the child's progress ({"cell": i}, kept in .cell) until its hello, which must carry the
@@ -133,6 +160,9 @@ class Channel:
             ours = reply.get("id") == request_id and reply.get("nonce") == nonce
             if size > limit:
                 raise ValueError("the answer was too large to read back" if ours else "the sandbox answered out of turn")
+            if "item_done" in reply and not size and self.authentic(key=self.template_key):
+                self.fork_ended = reply  # the item's fork died; the child lives on
+                return None
             raw, tag = self.raw, self.tag
             payload = self.pipe.exact(size, deadline)
             if payload is None:

@@ -25,6 +25,7 @@ class Limits:
     cpus: float = 1.0              # CPU cores the sandbox may use at once (cgroup), 0 for no limit
     max_restarts: int = 8          # fresh starts after a crash or timeout, per submission (backends enforce it)
     STARTUP_SECONDS = 60           # starting Python and the sandbox, and making a feedback page (not a field)
+    FORK_END_SECONDS = 5           # an item's fork ended and cleaned up after, at most (not a field)
 
     @classmethod
     def for_timeout(cls, timeout: float = None, **fields) -> "Limits":

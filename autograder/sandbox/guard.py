@@ -13,11 +13,18 @@ removed; see NOTES.md, "Python audit hooks"):
 * opening the sandbox's own files (but for library code: linecache quoting a traceback),
   /proc/<pid>/mem, and writing compiled code (.pyc, .so) to import.
 
-Library code keeps what it needs: frame access is allowed when the two innermost callers are both
-library code (logging finding its caller, traceback formatting an exception, matplotlib naming
-the line that warned), and denied when student code is one of them (`inspect.currentframe()`,
-`tb.tb_frame`). Every denial raises an exception in the student's code and is kept as a flag:
-the grader sets the submission aside for review instead of trusting what the probes saw.
+Library code keeps what it needs: frame access is allowed when the code that reads the frame is library
+code (collections.namedtuple and typing.NamedTuple finding their caller's module, logging finding its
+caller, traceback formatting an exception, matplotlib naming the line that warned), unless it is one of the
+library functions that hand the frame back (inspect.currentframe, inspect.stack, traceback.walk_stack)
+called from student code. Library code is code whose file is a real file of the read-only installation
+(or one of the interpreter's frozen modules, named when the hook is installed): a name the student's code
+cannot claim, since compiling code under such a name, or making a code object by hand, is itself flagged.
+Every denial raises an exception in the student's code and is kept as a flag: the grader sets the
+submission aside for review instead of trusting what the probes saw.
+
+The guard is defence in depth and evidence: the design does not depend on it (see child.py and
+stand_in.py: nothing the student's code could read in the sandbox earns a point).
 
 Only the standard library: the zygote loads this file from its read-only folder, before any
 student code, and keeps nothing of it where a student's code could find it by name.
@@ -30,8 +37,8 @@ import sys
 # but the child's own locals) it is denied without a flag; while the checks run it is flagged
 INTROSPECTION = {"reading the interpreter's frames", "tracing the interpreter", "profiling the interpreter",
                  "listing every object through the garbage collector", "finding objects through the garbage collector"}
-# the stack-printing functions that read their caller's frame themselves and hand back only text
-STACK_TEXT = {"extract_stack", "format_stack", "print_stack"}
+# library functions that hand the frames they read back to their caller
+HANDS_FRAMES_BACK = {"currentframe", "stack", "trace", "getouterframes", "getinnerframes", "walk_stack", "walk_tb"}
 TRACING = {"sys.settrace": "tracing the interpreter", "sys.setprofile": "profiling the interpreter"}
 ALWAYS_DENIED = {
     "sys._current_frames": "reading every thread's frame",
@@ -59,7 +66,7 @@ def install(library_roots, internal_files):
     since its last call, and one to call once the notebook has run, from which on introspection is
     flagged too. All stay in the caller's locals, which frames no longer reach."""
     # everything the hook calls is captured now, before any student code could rebind it
-    getframe, realpath, fspath = sys._getframe, os.path.realpath, os.fspath
+    getframe, realpath, fspath, isfile = sys._getframe, os.path.realpath, os.fspath, os.path.isfile
     len, isinstance, any = builtins.len, builtins.isinstance, builtins.any  # noqa: A001
     str, bytes, int = builtins.str, builtins.bytes, builtins.int  # noqa: A001
     PathLike, writes = os.PathLike, os.O_WRONLY | os.O_RDWR
@@ -68,23 +75,37 @@ def install(library_roots, internal_files):
     state = {"inside": False, "trusted": 0, "checking": False}
     flags, new = [], []
 
+    frozen = {f"<frozen {name}>" for name in (*_frozen_names(), "importlib._bootstrap",
+                                               "importlib._bootstrap_external")}
+    known = {}  # file name -> whether it is a real file of the installation (read-only: it cannot change)
+
+    def is_library_file(name) -> bool:
+        if name in frozen:
+            return True
+        found = known.get(name)
+        if found is None:
+            found = name.startswith(roots) and isfile(name) and realpath(name).startswith(roots)
+            if len(known) < 100_000:
+                known[name] = found
+        return found
+
     def is_library(frame) -> bool:
-        if frame is None:
-            return True  # called from C: no student frame received it
-        name = frame.f_code.co_filename
-        return name.startswith("<frozen ") or name.startswith(roots)
+        return frame is None or is_library_file(frame.f_code.co_filename)  # None: called from C
 
     def library_callers() -> bool:
         """The code whose action raised the event and its caller are both library code (frame 3: frames
-        0 to 2 are this function, judge() and hook())."""
+        0 to 2 are this function, judge() and hook()): for capabilities (ctypes, tracing, compiling) that
+        library code must not use on the student's behalf."""
         caller = getframe(3)
         return is_library(caller) and is_library(caller.f_back) if caller is not None else True
 
-    def stack_text() -> bool:
-        """sys._getframe called by traceback's own print_stack, format_stack or extract_stack for its caller."""
-        caller = getframe(3)
-        return (caller is not None and is_library(caller) and caller.f_code.co_name in STACK_TEXT
-                and caller.f_code.co_filename.endswith("traceback.py"))
+    def library_reader() -> bool:
+        """The code whose action raised the event is library code (frame 3: frames 0 to 2 are this function,
+        judge() and hook()), and does not hand what it read back to student code."""
+        reader = getframe(3)
+        if reader is None or not is_library(reader):
+            return reader is None
+        return reader.f_code.co_name not in HANDS_FRAMES_BACK or is_library(reader.f_back)
 
     def flagged(what: str):
         if what in INTROSPECTION and not state["checking"]:
@@ -103,14 +124,14 @@ def install(library_roots, internal_files):
             if not library_callers():
                 flagged(TRACING[event])
         elif event == "sys._getframe" or (event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES):
-            if not (library_callers() or (event == "sys._getframe" and stack_text())):
+            if not library_reader():
                 flagged("reading the interpreter's frames")
         elif event == "object.__setattr__" and args[1] in ("__code__", "__globals__"):
             flagged(f"replacing a function's {args[1]}")
         elif event.startswith("ctypes.") or event == "marshal.loads":
             if not library_callers():
                 flagged("using ctypes" if event.startswith("ctypes.") else "loading compiled code with marshal")
-        elif event == "compile" and isinstance(args[1], str) and realpath(args[1]).startswith(roots):
+        elif event == "compile" and isinstance(args[1], str) and (args[1] in frozen or realpath(args[1]).startswith(roots)):
             if not library_callers():
                 flagged("compiling code under a library's file name")
         elif event == "open" and isinstance(args[0], (str, bytes, PathLike)):
@@ -154,6 +175,15 @@ def install(library_roots, internal_files):
 
     sys.addaudithook(hook)
     return Trusted(), take_flags, checking
+
+
+def _frozen_names() -> list:
+    """The interpreter's frozen modules (os, codecs, importlib's bootstrap...), whose code has no file."""
+    try:
+        import _imp
+        return list(_imp._frozen_module_names())
+    except (ImportError, AttributeError):
+        return []
 
 
 def integrity_check(namespaces):

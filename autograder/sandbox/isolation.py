@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 
 from .errors import Limits
+from .worker import PARTS
 
 HERE = Path(__file__).parent
 BOX = "/sandbox"
@@ -202,12 +203,17 @@ def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
            *ro_binds(),
            "--dir", BOX,
            "--ro-bind", str(HERE / "worker.py"), f"{BOX}/worker.py",
-           "--ro-bind", str(HERE / "protocol.py"), f"{BOX}/protocol.py",  # beside worker.py, which loads it
+           # beside worker.py, which loads them by path
+           *(arg for name in PARTS for arg in ("--ro-bind", str(HERE / f"{name}.py"), f"{BOX}/{name}.py")),
            *(arg for here, there in zip(probe_files(False), probe_files(True)) for arg in ("--ro-bind", here, there)),
            "--ro-bind", str(guard), f"{BOX}/guard.py",
            # the student package, as students install it: without the instructor's part (hidden checks)
            "--perms", "0755", "--dir", f"{BOX}/lib", "--ro-bind", str(package), f"{BOX}/lib/autograder",
            *(["--tmpfs", f"{BOX}/lib/autograder/instructor"] if (package / "instructor").is_dir() else []),
+           # the oracles' values for the visible checks' inputs: a grade is never decided by what the sandbox
+           # could look up, and the checks run outside it
+           *(["--ro-bind", "/dev/null", f"{BOX}/lib/autograder/checks/expected.pt"]
+             if (package / "checks" / "expected.pt").is_file() else []),
            "--proc", "/proc", "--dev", "/dev",
            "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            "--die-with-parent", "--new-session", "--chdir", "/tmp"]

@@ -41,6 +41,9 @@ class RiseWatch(threading.Thread):
         return self.rise
 
 
+# The tests' switch, never a command-line option: grade with the sandbox's audit hook off, to show that what
+# the student's code can read in the sandbox earns it nothing (tests/test_reading_earns_nothing.py).
+AUDIT_HOOK_OFF = "LESSON20_TEST_AUDIT_HOOK_OFF"
 # the child checks the probes' files it loads against these: what runs there is what the grader shipped
 PROBES_SHA256 = [hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in probe_files(isolate=False)]
 
@@ -54,14 +57,16 @@ def _flags(message: dict) -> list:
 class Sandbox:
     """The sandboxed process holding one submission's code; restartable after a crash or timeout."""
 
-    def __init__(self, cells: list, limits: Limits = Limits(), isolate: bool = None, components: str = "",
-                 files: dict = None):
+    def __init__(self, cells: list, limits: Limits = Limits(), isolate: bool = None, files: dict = None):
         """cells: [{"index", "label", "source", "solution"}], run in order by the child.
-        components: the reference's code defining the contract names, which a request can bind in (`bind`).
         files: {relative path: bytes} handed in beside the notebook (attachments.beside), put read-only in
         the notebook's working folder, which is also on sys.path (as in a kernel started there)."""
         self.cells = cells
-        self.components = components
+        self.audit_hook = not os.environ.get(AUDIT_HOOK_OFF)
+        self.item, self.setup = "", {}  # the item whose checks come now, and what its fork is handed (use_item)
+        self.fork_open = False  # whether a fork of the child holds the item now
+        self.fork_flags = []    # what the fork's guard caught while it set up: its first answer carries them
+        self.census = None      # the tests' census of the last fork (child.Child.census), when they asked for it
         self.files = {name: base64.b64encode(data).decode() for name, data in (files or {}).items()}
         self.limits = limits
         self.isolate = have_bwrap() if isolate is None else isolate
@@ -118,10 +123,10 @@ class Sandbox:
         doing = "running your notebook"
         cells = [c for c in self.cells if c["index"] not in self.stopped]
         nonce, key = secrets.token_hex(16), secrets.token_bytes(32)
-        self.channel.key = key  # the child's messages are signed with it (channel.Channel.authentic)
+        self.channel.key = self.channel.template_key = key  # the child's messages are signed with it
         notebook = {"cells": cells, "cell_seconds": self.limits.cell_seconds, "nonce": nonce, "key": key.hex(),
                     "probes": probe_files(self.isolate), "probes_sha256": PROBES_SHA256,
-                    "components": self.components, "files": self.files}
+                    "files": self.files, "audit_hook": self.audit_hook}
         self._send(protocol.request(notebook), deadline, doing)
         hello = self._guard(lambda: self.channel.hello(deadline, nonce), doing)
         self.flags = list(dict.fromkeys(self.flags + _flags(hello) + self._forgery()))
@@ -130,19 +135,28 @@ class Sandbox:
         self.stopped |= {p.get("cell") for p in problems if p.get("type") == "CellTimeout"}
         return problems
 
-    def request(self, probe: str, spec: dict, timeout: float, within: float = None,
-                measure_memory: bool = False, bind: tuple = ()) -> dict:
-        """Run one probe in the sandbox within `timeout`; return its plain-data answer, or raise SandboxError.
+    def use_item(self, item: str, setup: dict = None, seconds: float = None):
+        """The checks of `item` come next: from the next request on, a fork of the child of its own answers
+        them, handed `setup` ({"imports", "units", "bind"}: the stand-ins, see child.py). The fork of the
+        item before is ended first, and with it everything it started."""
+        if item == self.item and self.setup == (setup or {}):
+            return
+        self._close_fork(seconds)
+        self.item, self.setup = item, dict(setup or {})
 
-        If the last request ended the child, the notebook runs again first. `within`: seconds for that
-        re-run and the probe together (default: Limits.notebook_seconds for the re-run, then `timeout`);
-        what the re-run took (starting the sandbox itself aside) is left in self.reload_seconds.
+    def request(self, probe: str, spec: dict, timeout: float, within: float = None,
+                measure_memory: bool = False) -> dict:
+        """Run one probe in the current item's fork within `timeout`; return its plain-data answer, or raise
+        SandboxError.
+
+        If the last request ended the child, the notebook runs again first; if it ended only the item's
+        fork, a new fork is made. `within`: seconds for that re-run, the fork and the probe together (default:
+        Limits.notebook_seconds for the re-run, then `timeout`); what the re-run took (starting the sandbox
+        itself aside) is left in self.reload_seconds.
         measure_memory: add {"memory": {"baseline", "peak", "after", "added"}} in bytes, read from the
         sandbox's memory cgroup by this process (so the code being measured cannot change it), where
         there is one. The child gives freed heap memory back to the system after every request, so the
-        baseline holds no cache that the call could reuse unseen.
-        bind: contract names whose reference definitions (`components`) stand in for the notebook's while
-        the probe runs (worker.bind_components)."""
+        baseline holds no cache that the call could reuse unseen."""
         within = self.limits.notebook_seconds + timeout if within is None else within
         self.reload_seconds = 0.0
         if self.channel is None:  # the last request ended the child: run the notebook again first
@@ -151,15 +165,20 @@ class Sandbox:
                 self.start(min(within, self.limits.notebook_seconds))
             finally:
                 self.reload_seconds = self.start_seconds
+        deadline = time.monotonic() + min(timeout, within - self.reload_seconds)
+        doing = f"running {probe}"
+        if not self.fork_open:
+            self._open_fork(deadline, doing)
+        if self.fork_flags:
+            flags, self.fork_flags = self.fork_flags, []
+            return {"status": "tampered", "flags": flags}
         self.requests += 1
         buffer = io.BytesIO()
         torch.save(spec, buffer)
         data = buffer.getvalue()
-        deadline = time.monotonic() + min(timeout, within - self.reload_seconds)
-        doing = f"running {probe}"
         nonce = secrets.token_hex(16)
         header = {"id": self.requests, "nonce": nonce, "probe": probe, "size": len(data),
-                  "cpu_seconds": int(timeout) + 1, "bind": list(bind)}
+                  "cpu_seconds": int(timeout) + 1}
         cgroup = self.zygote.cgroup if measure_memory and self.zygote is not None else None
         baseline = cgroup.reset_peak() if cgroup is not None else None
         watch = RiseWatch(cgroup, baseline) if baseline is not None else None
@@ -181,6 +200,38 @@ class Sandbox:
             answer = {"status": "tampered", "flags": list(dict.fromkeys(answer.get("flags", []) + forged))}
         return answer
 
+    def _open_fork(self, deadline: float, doing: str):
+        """Have the child fork a process for the current item and hand it the item's key and stand-ins."""
+        nonce = secrets.token_hex(16)
+        self._send(protocol.request({"fork": self.item or "none", "nonce": nonce}), deadline, doing)
+        self._guard(lambda: self.channel.template_message("forked", deadline, nonce), doing)
+        key, nonce = secrets.token_bytes(32), secrets.token_hex(16)
+        self._send(protocol.request({**self.setup, "key": key.hex(), "nonce": nonce}), deadline, doing)
+        self.channel.key = key  # the fork's messages are signed with the item's own key
+        ready = self._guard(lambda: self.channel.item_ready(deadline, nonce), doing)
+        self.fork_open = True
+        self.fork_flags = _flags(ready) + self._forgery()
+        self.census = ready.get("census") if isinstance(ready.get("census"), dict) else None
+
+    def _close_fork(self, seconds: float = None):
+        """End the item's fork; the child ends what it started and puts /tmp back. A child that does not say
+        so in time is ended too (the next request runs the notebook again)."""
+        if not self.fork_open or self.channel is None:
+            self.fork_open = False
+            return
+        self.fork_open = False
+        seconds = self.limits.FORK_END_SECONDS if seconds is None else min(seconds, self.limits.FORK_END_SECONDS)
+        deadline = time.monotonic() + max(seconds, 0.1)
+        doing = "ending the checks of an exercise"
+        try:
+            self._send(protocol.request({"end": True}), deadline, doing)
+            done = self._guard(lambda: self.channel.template_message("item_done", deadline), doing)
+        except SandboxError:
+            return  # _fail ended the child
+        self.channel.key = self.channel.template_key
+        if done.get("clean") is not True:  # what the item started could not be ended, or /tmp put back
+            self._end_child()
+
     def _forgery(self) -> list:
         """A flag if the student's code wrote messages into the grader's reply channel since the last look."""
         forged, self.channel.forged = self.channel.forged, 0
@@ -198,6 +249,7 @@ class Sandbox:
         """Close this submission's pipes and have the zygote kill everything it started; returns
         (exit code or None, last stderr line) of the child."""
         channel, self.channel = self.channel, None
+        self.fork_open = False
         if channel is None:
             return None, ""
         channel.close()
@@ -223,6 +275,13 @@ class Sandbox:
             self._fail("refused", str(exc), doing)
         except ValueError as exc:
             self._fail("protocol", str(exc), doing)
+        if result is None and self.channel is not None and self.channel.fork_ended is not None:
+            ended, self.channel.fork_ended = self.channel.fork_ended, None  # the fork died; the child stays
+            self.fork_open = False
+            self.channel.key = self.channel.template_key
+            status = ended.get("status") if isinstance(ended.get("status"), int) else None
+            raise SandboxError("crashed", "the exercise's process ended", doing, status, self.channel.err.tail(),
+                               None, True)
         if result is None or result is False:
             self._fail("crashed", "the child ended", doing, died=True)
         return result

@@ -338,12 +338,13 @@ def _all_variants() -> dict:
     from .hostile_guard import HOSTILE_GUARD
     from .hostile_html import HOSTILE_HTML
     from .hostile_oracle import HOSTILE_ORACLE
+    from .hostile_reading import HOSTILE_READING
     from .hostile_redteam import HOSTILE_REDTEAM
     from .realistic import REALISTIC
     everything = [Variant("reference", "reference", doc="the instructor's code, as a student would submit it"),
                   Variant("stub", "stub", doc="the released student notebook, untouched"),
                   *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *HOSTILE_DECODING, *HOSTILE_ORACLE, *REALISTIC,
-                  *HOSTILE_HTML, *HOSTILE_REDTEAM]
+                  *HOSTILE_HTML, *HOSTILE_REDTEAM, *HOSTILE_READING]
     by_name = {}
     for v in everything:
         if v.name in by_name:

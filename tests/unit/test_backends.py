@@ -46,9 +46,13 @@ class FakeSandbox:
     def __init__(self, script, clock=None, reload=0.0, answer_seconds=0.0):
         self.script, self.limits, self.channel, self.restarts = list(script), Limits(max_restarts=2), object(), 1
         self.reload_seconds, self.clock, self.reload, self.answer_seconds = 0.0, clock, reload, answer_seconds
-        self.asked = []
+        self.asked, self.items = [], []
 
-    def request(self, probe, spec, timeout, within=None, measure_memory=False, bind=()):
+    def use_item(self, item, setup=None, seconds=None):
+        if not self.items or self.items[-1][0] != item:
+            self.items.append((item, setup))
+
+    def request(self, probe, spec, timeout, within=None, measure_memory=False):
         self.asked.append((timeout, within))
         self.reload_seconds = 0.0
         if self.channel is None:
@@ -193,3 +197,18 @@ def test_every_reason_a_check_fails_for_is_a_check_reason(clock):
     fail("out of its time", late)
     assert set(reasons.values()) >= {"missing", "error", "not_implemented", "", "tampered", "timeout", "crashed"}
     assert {why: r for why, r in reasons.items() if r not in get_args(CheckReason)} == {}
+
+
+def test_each_item_gets_its_own_setup_and_an_item_never_comes_back():
+    """The items' checks go to the sandbox one item after the other, each with its own stand-ins; an item
+    taken up again after another's is the grader's own bug, never silently graded."""
+    sandbox = FakeSandbox([{"status": "ok"}] * 4)
+    student = SandboxStudent(sandbox, timeout=60, total_seconds=180, setups={"b": {"units": ["x"]}})
+    for item in ("a", "a", "b"):
+        student.begin_item(item)
+        student.run("probe")
+        student.end_item()
+    assert sandbox.items == [("a", None), ("b", {"units": ["x"]})]
+    student.begin_item("a")
+    with pytest.raises(RuntimeError, match="came back"):
+        student.run("probe")

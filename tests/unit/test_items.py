@@ -22,12 +22,6 @@ def test_a_solution_cell_belongs_to_its_item():
     assert items.item_of_cell(None) == ""
 
 
-def test_components_are_the_other_code_items_names():
-    for item in items.AUTO_ITEMS:
-        others = {n for i in items.AUTO_ITEMS if i.code and i is not item for n in i.names}
-        assert set(items.components(item.id)) == others and not set(item.names) & others
-
-
 def test_the_folders_it_names_exist():
     assert items.CHECKS_DIR.is_dir() and items.HIDDEN_DIR.is_dir()
     assert items.solution_notebooks(items.PACKAGE_DIR.parent)

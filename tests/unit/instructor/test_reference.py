@@ -5,7 +5,7 @@ import ast
 
 import nbformat
 
-from autograder.instructor.reference import (reference, reference_components, reference_namespace, runnable_cells,
+from autograder.instructor.reference import (reference, reference_namespace, runnable_cells, stand_in_units,
                                              strip_magics)
 from autograder.items import AUTO_ITEMS
 
@@ -15,16 +15,23 @@ def test_the_namespace_defines_every_contract_name():
     assert all(name in namespace for item in AUTO_ITEMS for name in item.names)
 
 
-def test_the_components_define_every_code_items_names_and_no_answer():
-    defined = {node.name for node in ast.parse(reference_components()).body
-               if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
-    code = {name for item in AUTO_ITEMS if item.code for name in item.names}
-    answers = {name for item in AUTO_ITEMS if not item.code for name in item.names}
-    assert code <= defined and not answers & defined and "Q5_ANSWER" not in reference_components()
+def test_the_stand_in_units_define_each_code_items_names_alone_and_no_answer():
+    """One unit per code item, each defining exactly its item's names; `needs` names the items whose names its
+    code uses (DynamicLossScaler derives from StaticLossScaler)."""
+    units = stand_in_units()
+    code = [item for item in AUTO_ITEMS if item.code]
+    assert [u["item"] for u in units["units"]] == [item.id for item in code]
+    for unit, item in zip(units["units"], code):
+        defined = {node.name for node in ast.parse(unit["source"]).body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+        assert defined == set(item.names), unit["item"]
+        assert "Q5_ANSWER" not in unit["source"]
+    needs = {u["item"]: u["needs"] for u in units["units"]}
+    assert needs["dynamic_loss_scaler"] == ["static_loss_scaler"] and needs["static_loss_scaler"] == []
+    assert "import torch" in units["imports"]
 
 
-def test_the_backend_carries_the_components():
-    assert reference().components == reference_components()
+def test_the_backend_carries_the_units():
+    assert reference().units == stand_in_units()
 
 
 def notebook(*cells):

@@ -94,33 +94,74 @@ def test_files_beside_the_notebook_are_importable_and_read_only():
         sandbox.close()
 
 
-def test_a_request_can_bind_the_references_code_in_for_one_probe():
-    """With `bind`, the reference's StaticLossScaler stands in for the notebook's while the probe runs: the
-    notebook's DynamicLossScaler, which derives from it, then starts from the reference's __init__; without
-    `bind`, and after the bound request, the notebook's own base is back."""
-    cells = [{"index": 0, "label": "<cell 0>", "solution": True, "source": (
-        "class StaticLossScaler:\n"
-        "    def __init__(self, scale=1024.0):\n"
-        "        self.scale = 3.0  # wrong: ignores scale\n"
-        "class DynamicLossScaler(StaticLossScaler):\n"
-        "    def __init__(self, init_scale=2.0**16):\n"
-        "        super().__init__(init_scale)\n"
-        "    def update(self, found_inf):\n"
-        "        pass\n")}]
-    components = ("class StaticLossScaler:\n"
-                  "    def __init__(self, scale=1024.0):\n"
-                  "        self.scale = float(scale)\n")
+STATIC = {"item": "static_loss_scaler", "names": ["StaticLossScaler"], "needs": [], "source": (
+    "class StaticLossScaler:\n"
+    "    def __init__(self, scale=1024.0):\n"
+    "        self.scale = float(scale)\n")}
+SCALERS = [{"index": 0, "label": "<cell 0>", "solution": True, "source": (
+    "class StaticLossScaler:\n"
+    "    def __init__(self, scale=1024.0):\n"
+    "        self.scale = 3.0  # wrong: ignores scale\n"
+    "class DynamicLossScaler(StaticLossScaler):\n"
+    "    def __init__(self, init_scale=2.0**16):\n"
+    "        super().__init__(init_scale)\n"
+    "    def update(self, found_inf):\n"
+    "        pass\n")}]
+
+
+def test_an_items_fork_binds_the_references_code_in_for_its_probes():
+    """With a stand-in in its setup, the reference's StaticLossScaler stands in for the notebook's in the
+    item's fork: the notebook's DynamicLossScaler, which derives from it, then starts from the reference's
+    __init__; in the next item's fork, without stand-ins, the notebook's own base is back."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sandbox = Sandbox(cells, Limits(), isolate=False, components=components)
+        sandbox = Sandbox(SCALERS, Limits(), isolate=False)
 
-    def first_scale(**kwargs):
-        answer = sandbox.request("scaler_updates", {"init": {"init_scale": 8.0}}, timeout=30, **kwargs)
+    def first_scale():
+        answer = sandbox.request("scaler_updates", {"init": {"init_scale": 8.0}}, timeout=30)
         return answer["scales"][0]["value"]
     try:
         assert sandbox.start() == []
         assert first_scale() == 3.0
-        assert first_scale(bind=("StaticLossScaler",)) == 8.0
+        sandbox.use_item("dynamic_loss_scaler", {"imports": "", "units": [STATIC], "bind": ["StaticLossScaler"]})
+        assert first_scale() == 8.0
+        sandbox.use_item("mixed_precision_train_step", {})
         assert first_scale() == 3.0
+    finally:
+        sandbox.close()
+
+
+def test_what_an_items_code_leaves_behind_does_not_reach_the_next_item():
+    """Each item's fork starts from the notebook as it ran: names rebound, modules patched and files written
+    by one item's code are gone for the next; a fork that dies costs only itself (the notebook is not run
+    again)."""
+    cells = [{"index": 0, "label": "<cell 0>", "solution": True, "source": (
+        "import os, math\n"
+        "class DynamicLossScaler:\n"
+        "    def __init__(self, init_scale=1.0):\n"
+        "        self.scale = init_scale + len(os.listdir('.')) + math.pi\n"
+        "        globals()['DynamicLossScaler'] = None\n"
+        "        math.pi = 0.0\n"
+        "        open('left-%d' % os.getpid(), 'w').close()\n"
+        "    def update(self, found_inf):\n"
+        "        if found_inf:\n"
+        "            os._exit(3)\n")}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sandbox = Sandbox(cells, Limits(), isolate=True)
+    try:
+        assert sandbox.start() == []
+        seen = []
+        for item in ("underflow_fraction", "static_loss_scaler", "dynamic_loss_scaler"):
+            sandbox.use_item(item, {})
+            seen.append(sandbox.request("scaler_updates", {"init": {"init_scale": 8.0}}, timeout=30)["scales"][0])
+        assert len({s["value"] for s in seen}) == 1 and seen[0]["value"] > 11, seen
+        sandbox.use_item("accumulate_gradients", {})
+        with pytest.raises(SandboxError) as died:
+            sandbox.request("scaler_updates", {"found_infs": [True]}, timeout=30)
+        assert died.value.died and died.value.status == 3 and sandbox.channel is not None
+        sandbox.use_item("master_weights", {})
+        assert sandbox.request("scaler_updates", {"init": {"init_scale": 8.0}}, timeout=30)["scales"][0] == seen[0]
+        assert sandbox.restarts == 0
     finally:
         sandbox.close()

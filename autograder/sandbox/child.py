@@ -1,0 +1,291 @@
+"""One submission's child: it runs the notebook, then serves as the template from which each graded item's
+checks get a fork of their own.
+
+The grader's first line gives the cells, each cell's time, the probes' files and their SHA-256, a nonce and
+an HMAC key; every message is signed with a key and every reply carries its request's nonce, so what the
+student's code writes to the reply pipe cannot pass for an answer. Before the first cell an audit hook
+(guard.py) closes the side doors to the grader's code, and a snapshot is taken of what the probes rely on.
+
+Then, for each item, in the lesson's order (see grading.stand_ins for why the order matters):
+  grader -> template: {"fork": item, "nonce"}      template forks; the fork says {"forked": item, "nonce"}
+  grader -> fork:     {"key", "imports", "units", "bind", "nonce"}: the item's own key and its stand-ins,
+                      read by the fork alone (the template never holds them) -> {"item_ready": true, "nonce"}
+  grader -> fork:     {"id", "probe", "size", "cpu_seconds", "nonce"} + spec -> {"id", "size", "nonce"} + answer
+  grader -> fork:     {"end": true}; the fork exits, the template ends every process the item started, puts
+                      /tmp and /dev/shm back as the notebook left them -> {"item_done": item, "status", "clean"}
+A fork that dies mid-request is reported the same way ({"item_done"}), and the template stays: the item's
+next request gets a new fork, without running the notebook again.
+
+The template runs no student code of its own accord: its signal handlers and timers are reset, and it is
+not dumpable, so no process of the same uid (an item's fork) can read or write its memory.
+"""
+import gc
+import hashlib
+import io
+import os
+import signal
+import sys
+import types
+
+SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+
+
+class Child:
+    """The request loop of one submission: the notebook, the template's loop, and one item's fork."""
+
+    def __init__(self, fds, torch, parts, library_roots, internal_files, isolated=True):
+        self.fds, self.torch, self.parts = fds, torch, parts
+        self.library_roots, self.internal_files, self.isolated = library_roots, internal_files, isolated
+        # our own references, taken before any student code: it may rebind module attributes and builtins
+        self.save, self.load = torch.save, torch.load
+        import json
+        self.dumps, self.loads, self.exec_ = json.dumps, json.loads, exec
+        self.read, self.write, self.sha256 = os.read, os.write, hashlib.sha256
+        self.str, self.int, self.isinstance = str, int, isinstance
+        self.hmac_digest = parts.process.hmac_function()
+        self.malloc_trim = parts.process.heap_trimmer()
+        self.stdout, self.stderr = sys.__stdout__, sys.__stderr__
+        self.key = b""
+        self.changed = lambda: []
+        self.trusted, self.take_flags = parts.notebook._Untrusted(), lambda: []
+        self.zygote = os.getppid()
+        self.namespace = None
+
+    # ---- messages ----
+
+    def plain_line(self, header: dict) -> bytes:
+        """The header, without json (which the student's code may have rebound): our own values only, and
+        the flag that says why."""
+        parts = []
+        for name, value in header.items():
+            if name in ("flags", "problems"):
+                continue
+            if value is True or value is False or value is None:
+                text = {True: "true", False: "false", None: "null"}[value]
+            elif type(value) is int:
+                text = self.str(value)
+            elif type(value) is str and all(c in SAFE for c in value):
+                text = '"' + value + '"'
+            else:
+                continue
+            parts.append('"' + name + '": ' + text)
+        if "ready" in header:
+            parts.append('"problems": []')
+        if "id" in header:
+            parts = [p for p in parts if not p.startswith('"size"')] + ['"size": 0']
+        parts.append('"flags": ["rebinding what the grader\'s replies rely on"]')
+        return ("{" + ", ".join(parts) + "}").encode()
+
+    def send(self, header: dict, payload: bytes = b""):
+        # signed with the grader's key, which no student code can read (see protocol.py)
+        if self.changed():
+            line, payload = self.plain_line(header), b""
+        else:
+            line = self.dumps(header).encode()
+        self.parts.process.write_all(self.replies, self.parts.protocol.signed(self.key, line, payload,
+                                                                              self.hmac_digest), self.write)
+
+    def flags(self) -> list:
+        try:
+            return self.take_flags() + [f"rebinding {name}, which the grader relies on" for name in self.changed()]
+        except BaseException:  # the check itself was broken: that too is tampering
+            return ["breaking the grader's own checks"]
+
+    def next_message(self):
+        """The grader's next JSON line, or None at the end of the pipe."""
+        line = self.reader.line()
+        return None if line is None else self.loads(line)
+
+    # ---- the notebook ----
+
+    def run(self):
+        requests, self.replies, out, err = self.fds
+        for fd, target in ((requests, 0), (out, 1), (err, 2)):
+            os.dup2(fd, target)
+            os.close(fd)
+        for sig in (signal.SIGCHLD, signal.SIGINT, signal.SIGTERM, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_DFL)
+        self.parts.process.set_dumpable(True)  # for itself and its own children; the zygote stays undumpable
+        read = self.read
+        self.reader = self.parts.protocol.Reader(lambda: read(0, 1 << 20) or None)  # the requests pipe, on fd 0
+        sys.stdin = io.StringIO()  # input() gets EOFError, as in a kernel without stdin; fd 0 is the requests pipe
+        notebook = self.next_message() or {}
+        nonce = self.str(notebook.get("nonce", ""))
+        self.key = bytes.fromhex(notebook.pop("key", ""))
+        self.probes_code = self.probes(notebook)
+        if self.probes_code is None:
+            self.send({"ready": False, "nonce": nonce, "error": "the probes' files do not match the grader's"})
+            return
+        nb = self.parts.notebook
+        nb.put_files(notebook.pop("files", None) or {}, self.isolated)
+        self.namespace = nb.main_namespace()
+        checking = None
+        if notebook.get("audit_hook", True) is not False:  # off only by the tests' switch (session.py)
+            self.trusted, self.take_flags, checking = self.parts.guard.install(self.library_roots, self.internal_files)
+        self.changed = self.parts.guard.integrity_check(nb.guarded_namespaces(self.torch))
+        describe = self.fresh_probes()["describe_exception"]
+        zygote = self.zygote
+        problems = nb.load_cells(notebook.get("cells", []), self.namespace, describe, notebook.get("cell_seconds", 0),
+                                 lambda index: self.send({"cell": index}), lambda: self.parts.process.alive(zygote),
+                                 self.trusted)
+        with self.trusted:  # freed heap memory goes back to the system: the grader's memory baseline holds no cache
+            self.malloc_trim()
+        if checking is not None:
+            checking()  # the grader's probes run from now on: reading frames or the garbage collector is flagged
+        self.send({"ready": True, "nonce": nonce, "problems": problems, "flags": self.flags()})
+        self.serve_items()
+
+    def probes(self, notebook: dict):
+        """The probes' files, in order (isolation.PROBE_FILES), compiled as the grader hashed them; None if any
+        differs or is missing."""
+        code = []
+        paths, hashes = list(notebook.get("probes") or []), list(notebook.get("probes_sha256") or [])
+        for path, digest in zip(paths, hashes):
+            with open(path, "rb") as f:
+                source = f.read()
+            if self.sha256(source).hexdigest() != digest:
+                return None
+            code.append(compile(source, path, "exec"))
+        return code if paths and len(code) == len(paths) == len(hashes) else None
+
+    def fresh_probes(self) -> dict:
+        """A new copy of the probes for each request, with the objects they hand out from a second copy."""
+        props, namespace = {"__name__": "lesson20_props"}, {"__name__": "lesson20_probes"}
+        for code in self.probes_code:
+            self.exec_(code, props)
+        for code in self.probes_code:
+            self.exec_(code, namespace)
+        namespace["PROPS"] = props
+        namespace["TRUSTED"] = props["TRUSTED"] = self.trusted
+        return namespace
+
+    # ---- the template ----
+
+    def serve_items(self):
+        """Fork one process per item the grader names, one at a time, and clean up after each."""
+        process, cleanup = self.parts.process, self.parts.cleanup
+        process.quiet_signals()
+        with self.trusted:  # ctypes, for prctl: the audit hook's door for the grader's own calls
+            process.set_dumpable(False)
+            process.become_subreaper()
+        group = os.getpgid(0)
+        keep = cleanup.mounts_within(cleanup.WRITABLE) if self.isolated else frozenset()
+        snapshot = cleanup.Snapshot(cleanup.WRITABLE, keep) if self.isolated else None
+        own = cleanup.processes(self.isolated, group)  # the notebook's own processes stay, as it left them
+        while True:
+            command = self.next_message()
+            if command is None or "fork" not in command:
+                return
+            item, nonce = self.str(command.get("fork")), self.str(command.get("nonce", ""))
+            for stream in (self.stdout, self.stderr):  # what is buffered is written once, not by every fork
+                try:
+                    stream.flush()
+                except (OSError, ValueError, AttributeError):
+                    pass
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    self.serve_item(item, nonce)
+                finally:
+                    os._exit(0)
+            status = self.wait(pid)
+            ended = cleanup.end_processes(cleanup.processes(self.isolated, group) - own)
+            restored = snapshot.restore() if snapshot is not None else True
+            self.send({"item_done": item, "nonce": nonce, "status": status, "clean": bool(ended and restored)})
+
+    @staticmethod
+    def wait(pid: int):
+        """The exit code of the item's fork (negative: the signal that ended it)."""
+        while True:
+            try:
+                _, code = os.waitpid(pid, 0)
+                return os.waitstatus_to_exitcode(code)
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                return None
+
+    # ---- one item's fork ----
+
+    def serve_item(self, item: str, nonce: str):
+        """Receive the item's key and stand-ins, then answer its probe requests until the grader ends it."""
+        with self.trusted:
+            self.parts.process.set_dumpable(True)
+        self.send({"forked": item, "nonce": nonce})
+        setup = self.next_message()
+        if setup is None:
+            return
+        self.key = bytes.fromhex(self.str(setup.pop("key", "")))
+        stand_ins = self.parts.standins.compile_stand_ins(setup.get("imports", ""), setup.get("units") or [],
+                                                          self.exec_)
+        bind = [self.str(n) for n in setup.get("bind") or [] if self.str(n) in stand_ins]
+        ready = {"item_ready": True, "nonce": self.str(setup.get("nonce", ""))}
+        if setup.get("census"):  # the tests' switch only (session.py): what this fork can reach
+            restore = self.parts.standins.bind_components(self.namespace, stand_ins, bind)
+            ready["census"] = self.census(setup["census"])
+            restore()
+        del setup
+        self.send({**ready, "flags": self.flags()})
+        while True:
+            request = self.next_message()
+            if request is None or request.get("end"):
+                return
+            data = self.reader.exact(self.int(request["size"]))
+            if data is None:
+                return
+            self.answer(request, data, stand_ins, bind)
+
+    def answer(self, request: dict, data: bytes, stand_ins: dict, bind: list):
+        process = self.parts.process
+        process.cpu_budget(request.get("cpu_seconds"))
+        spec = self.load(io.BytesIO(data), weights_only=True)
+        probes = self.fresh_probes()
+        restore = self.parts.standins.bind_components(self.namespace, stand_ins, bind)
+        try:
+            answer = probes["run"](self.namespace, request["probe"], spec)
+        finally:
+            restore()
+        if not process.alive(self.zygote):  # the code killed the zygote: the sandbox is going down, this probe did it
+            os._exit(70)
+        reply = {"id": request["id"], "nonce": self.str(request.get("nonce", "")), "flags": self.flags()}
+        if reply["flags"]:  # what would write the answer may be the student's now: send no answer
+            self.send({**reply, "size": 0})
+            return
+        buffer = io.BytesIO()
+        self.save(answer, buffer)
+        payload = buffer.getvalue()
+        del answer, buffer
+        with self.trusted:
+            self.malloc_trim()
+        self.send({**reply, "size": len(payload)}, payload)
+
+    def census(self, wanted: dict) -> dict:
+        """Which of these SHA-256 digests of stripped source lines occur in any text this process can reach:
+        every object the garbage collector tracks, what they refer to, code objects' constants, and the
+        locals of every frame on the stack. {"forbidden": [...], "expected": [...]} -> the same keys, with
+        the digests found."""
+        digests = {self.str(d) for key in ("forbidden", "expected") for d in wanted.get(key) or []}
+        found = set()
+        with self.trusted:
+            roots = gc.get_objects() + [sys.modules]
+            frame = sys._getframe(0)
+            while frame is not None:
+                roots += [frame.f_locals, frame.f_globals, frame.f_code]
+                frame = frame.f_back
+            seen, stack = set(), roots
+            while stack:
+                obj = stack.pop()
+                if id(obj) in seen:
+                    continue
+                seen.add(id(obj))
+                if isinstance(obj, (str, bytes, bytearray)):
+                    text = obj if isinstance(obj, str) else bytes(obj).decode("utf-8", "replace")
+                    for line in text.splitlines():
+                        digest = hashlib.sha256(line.strip().encode("utf-8", "surrogatepass")).hexdigest()
+                        if digest in digests:
+                            found.add(digest)
+                    continue
+                if isinstance(obj, types.CodeType):
+                    stack += [*obj.co_consts, obj.co_filename, *obj.co_names]
+                stack += gc.get_referents(obj)
+        return {key: sorted(found & {self.str(d) for d in wanted.get(key) or []}) for key in ("forbidden", "expected")}

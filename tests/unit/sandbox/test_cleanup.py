@@ -1,0 +1,36 @@
+"""autograder.sandbox.cleanup: the writable folders put back as they were, the processes an item started ended."""
+import os
+import subprocess
+import sys
+
+from autograder.sandbox.cleanup import Snapshot, end_processes, processes
+
+
+def test_a_snapshot_puts_files_folders_and_links_back(tmp_path):
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "mp_utils.py").write_text("X = 1\n")
+    os.symlink("kept/mp_utils.py", tmp_path / "link")
+    snapshot = Snapshot([str(tmp_path)])
+    assert snapshot.restore() and snapshot.complete  # nothing changed: nothing to do
+    (tmp_path / "kept" / "mp_utils.py").write_text("X = 2\n")
+    (tmp_path / "stash.pt").write_bytes(b"the last item's answer")
+    os.unlink(tmp_path / "link")
+    assert snapshot.restore()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "link"]
+    assert (tmp_path / "kept" / "mp_utils.py").read_text() == "X = 1\n" and os.readlink(tmp_path / "link") == "kept/mp_utils.py"
+
+
+def test_a_folder_too_large_to_keep_is_said_so(tmp_path):
+    (tmp_path / "big").write_bytes(b"x" * 2048)
+    snapshot = Snapshot([str(tmp_path)], max_bytes=1024)
+    (tmp_path / "new").write_text("y")
+    assert not snapshot.complete and not snapshot.restore()
+
+
+def test_the_processes_started_since_are_ended():
+    group = os.getpgid(0)
+    before = processes(False, group)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    started = processes(False, group) - before
+    assert child.pid in started
+    assert end_processes(started) and child.poll() is not None
