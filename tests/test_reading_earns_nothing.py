@@ -23,7 +23,8 @@ from autograder.items import AUTO_ITEMS
 from autograder.sandbox import Limits, Sandbox, have_bwrap
 from autograder.sandbox.session import AUDIT_HOOK_OFF
 from autograder.stand_in import plan
-from tests.submissions import MARKERS, SOLUTION_NB, VARIANTS, judge, make_submission, make_variant_submission
+from tests.submissions import (MARKERS, SOLUTION_NB, VARIANTS, Replace, Variant, judge, make_submission,
+                               make_variant_submission)
 from tests.submissions.hostile_reading import CODE_ITEMS, planted
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not have_bwrap(), reason="bubblewrap is not installed")]
@@ -31,6 +32,7 @@ UNITS = stand_in_units()
 # the guard corpus's attacks that read (frames, a prop's globals, hooks by hand, a library's file name)
 GUARD_READERS = ("hostile_frames_to_probe", "hostile_globals_of_a_prop", "hostile_hooks_by_hand",
                  "hostile_impersonates_library")
+HONEST = {"hostile_impersonates_library": (Replace("q5_answer", None, 'Q5_ANSWER = "a"'),)}  # where there is no twin
 
 
 def digest(line: str) -> str:
@@ -106,17 +108,25 @@ def grade_with_the_hook_off(monkeypatch, nb):
     return result, {i: r.score for i, r in result.items.items()}
 
 
-@pytest.mark.parametrize("name", ["reading_thief_every_route", "reading_rebased_onto_the_answer", *GUARD_READERS])
-def test_reading_attacks_earn_nothing_with_the_audit_hook_off(monkeypatch, name):
-    variant = VARIANTS[name]
-    twin = None
-    if variant.twin:
-        twin = {i: r.score for i, r in grade_notebook(make_submission(variant.twin), reference=reference()).items.items()}
+@pytest.mark.parametrize("name", ["reading_thief_every_route", "reading_rebased_onto_the_answer"])
+def test_the_reading_corpus_earns_nothing_with_the_audit_hook_off(monkeypatch, name):
     result, scores = grade_with_the_hook_off(monkeypatch, make_submission(name))
-    problems = [p for p in judge(name, result.status, scores, twin) if "status" not in p or variant.status == "graded"]
-    if name == "reading_thief_every_route":
-        assert not result.review, "with the audit hook off, nothing should be flagged by it"
+    assert not result.review, "with the audit hook off, nothing should be flagged by it"
+    problems = judge(name, result.status, scores)
     assert not problems, f"{name} with the audit hook off: {problems}"
+
+
+@pytest.mark.parametrize("name", GUARD_READERS)
+def test_the_guard_corpus_readers_earn_no_more_than_their_honest_code(monkeypatch, name):
+    """With the hook off nothing is set aside, so each is scored on what it does: no more than its honest
+    twin (the same code without the attack)."""
+    variant = VARIANTS[name]
+    honest = make_submission(variant.twin) if variant.twin else make_variant_submission(
+        Variant(f"{name}_honest", "buggy", HONEST[name]))
+    twin = {i: r.score for i, r in grade_notebook(honest, reference=reference()).items.items()}
+    result, scores = grade_with_the_hook_off(monkeypatch, make_submission(name))
+    more = {i: (scores[i], twin[i]) for i in scores if scores[i] > twin[i] + 1e-9}
+    assert not more, f"{name} with the audit hook off outscores its honest code: {more}"
 
 
 def test_the_control_the_thief_finds_a_planted_answer(monkeypatch):
