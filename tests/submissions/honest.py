@@ -230,6 +230,10 @@ def mixed_precision_train_step(model, master_params, optimizer, scaler, loss_fn,
     return total_loss
 '''), doc="torch.utils.checkpoint.checkpoint(model, x, use_reentrant=False) for each micro-batch's forward in "
           "accumulate_gradients (the same gradients: the forward is recomputed exactly)"),
+    # In a kernel (python -m tests.submissions.in_jupyter) this gets full marks. In the sandbox, today, dynamo
+    # cannot run: importing torch._dynamo rebinds torch.manual_seed and torch.nn.Module.__init__/__setstate__
+    # (flagged as a rebinding), and it builds code objects with types.CodeType (denied and flagged); after
+    # that, inductor writes and loads a .so of its own.
     honest("honest_torch_compile_helper", Append("underflow_fraction", '''
 @torch.compile(dynamic=True)
 def _counts(values, cast):
@@ -243,6 +247,10 @@ def underflow_fraction(values, dtype=torch.float16):
     return 0.0 if count == 0 else int(flushed) / count
 '''), doc="torch.compile(dynamic=True) of the counting helper that underflow_fraction calls (inductor on the "
           "CPU: it compiles C++ with the machine's compiler, as in a student's kernel)"),
+    # In a kernel the workers run and this gets full marks. In the sandbox /dev/shm is not writable, so the
+    # worker queues' semaphores cannot be made (PermissionError: the cell fails, which costs nothing), and the
+    # half-built iterator's __del__ raises AttributeError, whose printed traceback makes the interpreter parse
+    # dataloader.py's line (a "compile" event under a library's file name, with the student's frame innermost).
     honest("honest_dataloader_workers", NewCell("accumulate_gradients", '''
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -616,7 +624,7 @@ def accumulate_token_gradients(model, inputs, targets, micro_batch_size, ignore_
         gc.collect()  # free the micro-batch's activations before the next one (a habit from GPU work)
     return total_loss / counted
 '''), doc="gc.collect() between micro-batches in accumulate_token_gradients, after del of the activations"),
-    honest("honest_manual_seed_in_graded", Append("token_accumulation", '''
+    honest("honest_generator_seed_in_helper", Append("token_accumulation", '''
 def shuffled_order(n: int, seed: int = 0) -> list:
     """A fixed shuffle of range(n): the same order on every call."""
     generator = torch.Generator().manual_seed(seed)
