@@ -23,10 +23,11 @@ from autograder.instructor.staging import MAX_NOTEBOOK_BYTES
 from autograder.items import ASSIGNMENT
 from tests.submissions import (CopyCell, DropCellIds, LineEndings, TabIndent, VARIANTS, find_cell, judge,
                                make_submission, names, write_class)
+from tests.submissions.honest import HONEST
 from tests.submissions.realistic import needs_repair, structural
 
 pytestmark = pytest.mark.slow
-REALISTIC = names("realistic")
+REALISTIC = [n for n in names("realistic") if n not in {v.name for v in HONEST}]  # honest habits: tests/test_honest_habits.py
 STRUCTURAL = [n for n in REALISTIC if structural(n)]
 REPAIR_WORD = "repaired"  # what the grader's reason or report says when it restored nbgrader's cells
 

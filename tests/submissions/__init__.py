@@ -13,7 +13,8 @@ Kinds: "reference" and "stub" (the untouched student notebook), "buggy" (a commo
 but written differently: full marks), "hostile" (tries to cheat or to harm the grader: see
 hostile.py for what each one must be held to), "realistic" (correct, in a notebook as messy as
 real ones are: scratch cells, magics, copied or deleted cells, no cell ids, huge outputs, CRLF:
-full marks; see realistic.py).
+full marks; see realistic.py; honest.py: correct code whose graded functions use habits an audit hook may
+mistake for an attack, full marks and no review flags).
 """
 import ast
 import copy
@@ -338,13 +339,14 @@ def _all_variants() -> dict:
     from .hostile_guard import HOSTILE_GUARD
     from .hostile_html import HOSTILE_HTML
     from .hostile_oracle import HOSTILE_ORACLE
+    from .honest import HONEST
     from .hostile_reading import HOSTILE_READING
     from .hostile_redteam import HOSTILE_REDTEAM
     from .realistic import REALISTIC
     everything = [Variant("reference", "reference", doc="the instructor's code, as a student would submit it"),
                   Variant("stub", "stub", doc="the released student notebook, untouched"),
                   *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *HOSTILE_DECODING, *HOSTILE_ORACLE, *REALISTIC,
-                  *HOSTILE_HTML, *HOSTILE_REDTEAM, *HOSTILE_READING]
+                  *HOSTILE_HTML, *HOSTILE_REDTEAM, *HONEST, *HOSTILE_READING]
     by_name = {}
     for v in everything:
         if v.name in by_name:

@@ -20,7 +20,7 @@ from autograder.items import AUTO_ITEMS
 
 LAST_CELL = '''
 import json as _json
-from autograder.checks import check as _check
+from autograder.selfcheck import check as _check
 from autograder.items import AUTO_ITEMS as _ITEMS
 print("SCORES" + _json.dumps({item.id: _check(item.id, globals()).result.score for item in _ITEMS}))
 '''
