@@ -171,6 +171,10 @@ def describe(value, depth: int = 0) -> dict:
         return {"type": "Tensor", "value": plain_tensor(value), "dtype": dtype_name(value)}
     if (kind is tuple or kind is list) and depth < 2:
         return {"type": kind.__name__, "items": [describe(v, depth + 1) for v in value[:8]], "length": len(value)}
+    if issubclass(kind, tuple) and depth < 2:  # a NamedTuple is a tuple: read through tuple's own methods
+        length = tuple.__len__(value)
+        return {"type": "tuple", "items": [describe(tuple.__getitem__(value, i), depth + 1) for i in range(min(length, 8))],
+                "length": length, "subclass": _safe_text(type.__dict__["__name__"].__get__(kind), 80)}
     return {"type": _safe_text(type.__dict__["__name__"].__get__(kind), 80), "value": None}
 
 

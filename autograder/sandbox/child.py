@@ -122,7 +122,8 @@ class Child:
         checking = None
         if notebook.get("audit_hook", True) is not False:  # off only by the tests' switch (session.py)
             self.trusted, self.take_flags, checking = self.parts.guard.install(self.library_roots, self.internal_files)
-        self.changed = self.parts.guard.integrity_check(nb.guarded_namespaces(self.torch))
+        self.changed = self.parts.guard.integrity_check(nb.guarded_namespaces(self.torch),
+                                                        self.parts.guard.library_files(self.library_roots))
         describe = self.fresh_probes()["describe_exception"]
         zygote = self.zygote
         problems = nb.load_cells(notebook.get("cells", []), self.namespace, describe, notebook.get("cell_seconds", 0),

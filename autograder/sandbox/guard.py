@@ -47,12 +47,12 @@ ALWAYS_DENIED = {
     "gc.get_referrers": "finding objects through the garbage collector",
     "gc.get_referents": "finding objects through the garbage collector",
     "sys.addaudithook": "adding an audit hook",
-    "code.__new__": "building a code object by hand",
 }
 FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
 COMPILED_SUFFIXES = (".pyc", ".so", ".pyd")
 MAX_FLAGS = 20
-REBOUND_BY_API = {"torch.Storage"}  # torch.set_default_tensor_type rebinds it
+# torch.set_default_tensor_type rebinds torch.Storage; torch.compile marks nn.Module
+REBOUND_BY_API = {"torch.Storage", "torch.nn.Module.___needs_generation_tag_patch"}
 
 
 class Denied(RuntimeError, ValueError):
@@ -66,7 +66,7 @@ def install(library_roots, internal_files):
     since its last call, and one to call once the notebook has run, from which on introspection is
     flagged too. All stay in the caller's locals, which frames no longer reach."""
     # everything the hook calls is captured now, before any student code could rebind it
-    getframe, realpath, fspath, isfile = sys._getframe, os.path.realpath, os.fspath, os.path.isfile
+    getframe, realpath, fspath, opener = sys._getframe, os.path.realpath, os.fspath, open
     len, isinstance, any = builtins.len, builtins.isinstance, builtins.any  # noqa: A001
     str, bytes, int = builtins.str, builtins.bytes, builtins.int  # noqa: A001
     PathLike, writes = os.PathLike, os.O_WRONLY | os.O_RDWR
@@ -75,19 +75,24 @@ def install(library_roots, internal_files):
     state = {"inside": False, "trusted": 0, "checking": False}
     flags, new = [], []
 
-    frozen = {f"<frozen {name}>" for name in (*_frozen_names(), "importlib._bootstrap",
-                                               "importlib._bootstrap_external")}
-    known = {}  # file name -> whether it is a real file of the installation (read-only: it cannot change)
+    is_library_file = library_files(library_roots)
+    frozen = is_library_file.frozen
 
-    def is_library_file(name) -> bool:
-        if name in frozen:
-            return True
-        found = known.get(name)
-        if found is None:
-            found = name.startswith(roots) and isfile(name) and realpath(name).startswith(roots)
-            if len(known) < 100_000:
-                known[name] = found
-        return found
+    texts = {}  # library file name -> its text, for part_of_file
+
+    def part_of_file(source, name) -> bool:
+        """Whether the code compiled under a library file's name is text of that very file."""
+        if isinstance(source, bytes):
+            source = source.decode("utf-8", "replace")
+        if not isinstance(source, str) or not source.strip() or not is_library_file(name) or name in frozen:
+            return False
+        if name not in texts and len(texts) < 1000:
+            try:
+                with opener(name, encoding="utf-8", errors="replace") as f:
+                    texts[name] = f.read()
+            except OSError:
+                texts[name] = ""
+        return source.strip() in texts.get(name, "")
 
     def is_library(frame) -> bool:
         return frame is None or is_library_file(frame.f_code.co_filename)  # None: called from C
@@ -126,13 +131,17 @@ def install(library_roots, internal_files):
         elif event == "sys._getframe" or (event == "object.__getattr__" and args[1] in FRAME_ATTRIBUTES):
             if not library_reader():
                 flagged("reading the interpreter's frames")
+        elif event == "code.__new__":  # torch.compile's bytecode rewriting is library code making code objects
+            if not library_callers():
+                flagged("building a code object by hand")
         elif event == "object.__setattr__" and args[1] in ("__code__", "__globals__"):
             flagged(f"replacing a function's {args[1]}")
         elif event.startswith("ctypes.") or event == "marshal.loads":
             if not library_callers():
                 flagged("using ctypes" if event.startswith("ctypes.") else "loading compiled code with marshal")
         elif event == "compile" and isinstance(args[1], str) and (args[1] in frozen or realpath(args[1]).startswith(roots)):
-            if not library_callers():
+            # a traceback printed while student code runs parses a library file's own line: that is no claim
+            if not library_callers() and not part_of_file(args[0], args[1]):
                 flagged("compiling code under a library's file name")
         elif event == "open" and isinstance(args[0], (str, bytes, PathLike)):
             path = realpath(fspath(args[0]) if not isinstance(args[0], bytes) else args[0].decode(errors="replace"))
@@ -142,11 +151,12 @@ def install(library_roots, internal_files):
                 flagged(f"opening the sandbox's own file {path}")
             elif path.startswith("/proc/") and path.endswith("/mem"):
                 flagged("opening a process's memory")
-            elif writing and path.endswith(COMPILED_SUFFIXES):
+            elif writing and path.endswith(COMPILED_SUFFIXES) and not library_callers():  # torch.compile's .so
                 flagged("writing compiled code to import")
         elif event in ("os.rename", "os.link", "os.symlink") and len(args) > 1:
             target = args[1]
-            if isinstance(target, (str, PathLike)) and fspath(target).endswith(COMPILED_SUFFIXES):
+            if isinstance(target, (str, PathLike)) and fspath(target).endswith(COMPILED_SUFFIXES) \
+                    and not library_callers():
                 flagged("writing compiled code to import")
 
     def hook(event, args):
@@ -177,6 +187,30 @@ def install(library_roots, internal_files):
     return Trusted(), take_flags, checking
 
 
+def library_files(library_roots):
+    """A function that tells whether a code object's file name is library code: a real file of the read-only
+    installation (it cannot change, so each name is looked at once), or one of the interpreter's frozen
+    modules, named now, before any student code."""
+    realpath, isfile, len = os.path.realpath, os.path.isfile, builtins.len  # noqa: A001
+    roots = tuple(os.path.join(realpath(r), "") for r in library_roots if r)
+    frozen = {f"<frozen {name}>" for name in (*_frozen_names(), "importlib._bootstrap",
+                                               "importlib._bootstrap_external")}
+    known = {}
+
+    def is_library_file(name) -> bool:
+        if name in frozen:
+            return True
+        found = known.get(name)
+        if found is None:
+            found = name.startswith(roots) and isfile(name) and realpath(name).startswith(roots)
+            if len(known) < 100_000:
+                known[name] = found
+        return found
+
+    is_library_file.frozen = frozen
+    return is_library_file
+
+
 def _frozen_names() -> list:
     """The interpreter's frozen modules (os, codecs, importlib's bootstrap...), whose code has no file."""
     try:
@@ -186,30 +220,36 @@ def _frozen_names() -> list:
         return []
 
 
-def integrity_check(namespaces):
+def integrity_check(namespaces, is_library_file=lambda name: False):
     """A function that lists which of these namespaces' entries were rebound or deleted since now.
 
     namespaces: {label: a module's dict, or a class}, e.g. the builtins, torch, sys.modules, torch.Tensor.
     What the probes and the child's own reply-writing rely on lives there; a submission that swaps any of
     it is flagged. A module's new entries are not changes (lazy imports add them); a class's are (they
-    shadow what its bases define). The check uses only what it captured here, so a rebound builtin
-    cannot blind it."""
+    shadow what its bases define). What library code puts there is no tampering (torch.compile rebinds
+    torch.manual_seed and wraps nn.Module.__init__): a function whose code is a library file's. The check uses only what it captured here, so a rebound builtin cannot blind it."""
     saved = []
     for label, namespace in namespaces.items():
         is_class = isinstance(namespace, type)
         entries = vars(namespace) if is_class else namespace
         saved.append((label, entries, tuple(entries.items()), frozenset(entries) if is_class else None))
-    missing, len = object(), builtins.len  # noqa: A001
+    missing, len, function = object(), builtins.len, type(integrity_check)  # noqa: A001
+
+    def by_library(value) -> bool:
+        return type(value) is function and is_library_file(function.__code__.__get__(value).co_filename)
 
     def changed() -> list:
         found = []
         for label, entries, items, keys in saved:
             get = entries.get
             for key, value in items:
-                if get(key, missing) is not value and f"{label}.{key}" not in REBOUND_BY_API:
+                now = get(key, missing)
+                if now is not value and f"{label}.{key}" not in REBOUND_BY_API and not (now is not missing
+                                                                                       and by_library(now)):
                     found.append(f"{label}.{key}")
             if keys is not None:  # copyreg caches __slotnames__ in a class when an instance is first copied
-                found += [f"{label}.{key}" for key in entries.keys() - keys if key != "__slotnames__"]
+                found += [f"{label}.{key}" for key in entries.keys() - keys if key != "__slotnames__"
+                          and f"{label}.{key}" not in REBOUND_BY_API and not by_library(get(key))]
             if len(found) >= MAX_FLAGS:
                 return found[:MAX_FLAGS]
         return found

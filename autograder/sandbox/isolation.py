@@ -215,6 +215,8 @@ def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
            *(["--ro-bind", "/dev/null", f"{BOX}/lib/autograder/checks/expected.pt"]
              if (package / "checks" / "expected.pt").is_file() else []),
            "--proc", "/proc", "--dev", "/dev",
+           # POSIX shared memory and semaphores (a DataLoader's workers): private, emptied after every submission
+           "--perms", "1777", "--size", str(limits.tmp_mb * 2**20), "--tmpfs", "/dev/shm",
            "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
            "--die-with-parent", "--new-session", "--chdir", "/tmp"]
     if os.geteuid() != 0:

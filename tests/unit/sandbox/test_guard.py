@@ -71,10 +71,27 @@ def test_library_code_keeps_its_frames_and_is_not_flagged():
                student("import warnings; warnings.warn('w')"),
                student("import traceback; traceback.format_stack(); traceback.print_stack(limit=1)"),
                student(DOCTEST),
-               student("import cProfile; cProfile.run('sum(range(10))', '/dev/null')")]
+               student("import cProfile; cProfile.run('sum(range(10))', '/dev/null')"),
+               # library code that reads its caller's frame inside a student's function, and hands back text
+               student("import collections\\ndef f():\\n    return collections.namedtuple('P', 'a b')\\nf()"),
+               student("import typing\\ndef f():\\n    class P(typing.NamedTuple):\\n        a: int\\n    return P\\nf()"),
+               # a library file's own text compiled under its name (a traceback quoting a line) claims nothing
+               student("import os\\ncompile([l for l in open(os.__file__) if l.startswith('import ')][0], os.__file__, 'exec')")]
     print(json.dumps({"results": results, "flags": take_flags()}))
     ''')
-    assert got == {"results": ["allowed"] * 6, "flags": []}
+    assert got == {"results": ["allowed"] * 9, "flags": []}
+
+
+@pytest.mark.parametrize("source", [
+    "compile('import sys; sys._getframe(1)', '<frozen os>', 'exec')",
+    "exec(compile('import sys; sys._getframe(1)', '<frozen lesson20>', 'exec'), {})",
+    "(lambda: 1).__code__.replace(co_filename='<frozen os>')",
+])
+def test_a_frozen_modules_name_is_no_claim_to_library_code(source):
+    """Trust comes from a real file of the installation or a frozen module's name taken at start-up, never from
+    a prefix the student can write: compiling under a frozen name is flagged, an unknown one earns no trust."""
+    got = run(f"print(json.dumps({{'result': student({source!r}), 'flags': take_flags()}}))")
+    assert got["result"] == "denied" and len(got["flags"]) == 1, got
 
 
 def test_trusted_code_may_read_frames():
