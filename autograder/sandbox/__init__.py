@@ -13,10 +13,14 @@ killed and /tmp is emptied before the next one is let in.
 Without bubblewrap: a resource-limited subprocess per submission, with a warning that
 isolation is weaker.
 
-The parts, each importing only the ones before it: errors (Limits, SandboxError), isolation
-(bwrap, cgroups, uid), decode (one answer read back, bounded), channel (pipes and framing),
-zygote (the process that forks children), session (Sandbox: one submission), and worker (the
-program that runs inside).
+After the notebook has run, each graded item's checks run in a fork of that child of their own, which
+ends before the next item's starts (child.py).
+
+The parts in the grader, each importing only the ones before it: errors (Limits, SandboxError),
+isolation (bwrap, cgroups, uid), decode (one answer read back, bounded), channel (pipes and framing),
+zygote (the process that forks children), memory (one call's peak), forks (an item's fork), loading
+(running the notebook), session (Sandbox: one submission). Inside the sandbox, loaded by path: worker
+(the zygote) and its parts protocol, process, notebook, cleanup, standins, guard and child.
 
 This module is transport and isolation only: it imports nothing from the project, decides
 nothing, and words nothing for a student. A failure is a SandboxError with plain fields

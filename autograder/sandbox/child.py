@@ -30,28 +30,20 @@ import types
 SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
 
 
-class Child:
-    """The request loop of one submission: the notebook, the template's loop, and one item's fork."""
+class Replies:
+    """What the child and its forks write to the grader: signed messages, and tamper flags."""
 
-    def __init__(self, fds, torch, parts, library_roots, internal_files, isolated=True):
-        self.fds, self.torch, self.parts = fds, torch, parts
-        self.library_roots, self.internal_files, self.isolated = library_roots, internal_files, isolated
+    def __init__(self, parts):
+        self.parts = parts
         # our own references, taken before any student code: it may rebind module attributes and builtins
-        self.save, self.load = torch.save, torch.load
         import json
-        self.dumps, self.loads, self.exec_ = json.dumps, json.loads, exec
-        self.read, self.write, self.sha256 = os.read, os.write, hashlib.sha256
-        self.str, self.int, self.isinstance = str, int, isinstance
+        self.dumps, self.loads = json.dumps, json.loads
+        self.write, self.str = os.write, str
         self.hmac_digest = parts.process.hmac_function()
-        self.malloc_trim = parts.process.heap_trimmer()
-        self.stdout, self.stderr = sys.__stdout__, sys.__stderr__
-        self.key = b""
-        self.changed = lambda: []
-        self.trusted, self.take_flags = parts.notebook._Untrusted(), lambda: []
-        self.zygote = os.getppid()
-        self.namespace = None
-
-    # ---- messages ----
+        self.key = b""                   # the key of whoever writes now: the child's, or the item's fork's
+        self.replies, self.reader = None, None
+        self.changed = lambda: []        # the integrity check, once the snapshot is taken
+        self.take_flags = lambda: []     # the audit hook's, once it is installed
 
     def plain_line(self, header: dict) -> bytes:
         """The header, without json (which the student's code may have rebound): our own values only, and
@@ -96,6 +88,22 @@ class Child:
         line = self.reader.line()
         return None if line is None else self.loads(line)
 
+
+
+class Child(Replies):
+    """The request loop of one submission: the notebook, the template's loop, and one item's fork."""
+
+    def __init__(self, fds, torch, parts, library_roots, internal_files, isolated=True):
+        super().__init__(parts)
+        self.fds, self.torch = fds, torch
+        self.library_roots, self.internal_files, self.isolated = library_roots, internal_files, isolated
+        self.save, self.load, self.exec_, self.read, self.int = torch.save, torch.load, exec, os.read, int
+        self.malloc_trim = parts.process.heap_trimmer()
+        self.stdout, self.stderr = sys.__stdout__, sys.__stderr__
+        self.trusted = parts.notebook._Untrusted()
+        self.zygote = os.getppid()
+        self.namespace = self.probes_code = None
+
     # ---- the notebook ----
 
     def run(self):
@@ -112,7 +120,7 @@ class Child:
         notebook = self.next_message() or {}
         nonce = self.str(notebook.get("nonce", ""))
         self.key = bytes.fromhex(notebook.pop("key", ""))
-        self.probes_code = self.probes(notebook)
+        self.probes_code = compile_probes(notebook)
         if self.probes_code is None:
             self.send({"ready": False, "nonce": nonce, "error": "the probes' files do not match the grader's"})
             return
@@ -135,19 +143,6 @@ class Child:
             checking()  # the grader's probes run from now on: reading frames or the garbage collector is flagged
         self.send({"ready": True, "nonce": nonce, "problems": problems, "flags": self.flags()})
         self.serve_items()
-
-    def probes(self, notebook: dict):
-        """The probes' files, in order (isolation.PROBE_FILES), compiled as the grader hashed them; None if any
-        differs or is missing."""
-        code = []
-        paths, hashes = list(notebook.get("probes") or []), list(notebook.get("probes_sha256") or [])
-        for path, digest in zip(paths, hashes):
-            with open(path, "rb") as f:
-                source = f.read()
-            if self.sha256(source).hexdigest() != digest:
-                return None
-            code.append(compile(source, path, "exec"))
-        return code if paths and len(code) == len(paths) == len(hashes) else None
 
     def fresh_probes(self) -> dict:
         """A new copy of the probes for each request, with the objects they hand out from a second copy."""
@@ -178,33 +173,17 @@ class Child:
             if command is None or "fork" not in command:
                 return
             item, nonce = self.str(command.get("fork")), self.str(command.get("nonce", ""))
-            for stream in (self.stdout, self.stderr):  # what is buffered is written once, not by every fork
-                try:
-                    stream.flush()
-                except (OSError, ValueError, AttributeError):
-                    pass
+            flush(self.stdout, self.stderr)  # what is buffered is written once, not by every fork
             pid = os.fork()
             if pid == 0:
                 try:
                     self.serve_item(item, nonce)
                 finally:
                     os._exit(0)
-            status = self.wait(pid)
+            status = wait(pid)
             ended = cleanup.end_processes(cleanup.processes(self.isolated, group) - own)
             restored = snapshot.restore() if snapshot is not None else True
             self.send({"item_done": item, "nonce": nonce, "status": status, "clean": bool(ended and restored)})
-
-    @staticmethod
-    def wait(pid: int):
-        """The exit code of the item's fork (negative: the signal that ended it)."""
-        while True:
-            try:
-                _, code = os.waitpid(pid, 0)
-                return os.waitstatus_to_exitcode(code)
-            except InterruptedError:
-                continue
-            except ChildProcessError:
-                return None
 
     # ---- one item's fork ----
 
@@ -223,7 +202,8 @@ class Child:
         ready = {"item_ready": True, "nonce": self.str(setup.get("nonce", ""))}
         if setup.get("census"):  # the tests' switch only (session.py): what this fork can reach
             restore = self.parts.standins.bind_components(self.namespace, stand_ins, bind)
-            ready["census"] = self.census(setup["census"])
+            with self.trusted:
+                ready["census"] = census(setup["census"])
             restore()
         del setup
         self.send({**ready, "flags": self.flags()})
@@ -260,33 +240,66 @@ class Child:
             self.malloc_trim()
         self.send({**reply, "size": len(payload)}, payload)
 
-    def census(self, wanted: dict) -> dict:
-        """Which of these SHA-256 digests of stripped source lines occur in any text this process can reach:
-        every object the garbage collector tracks, what they refer to, code objects' constants, and the
-        locals of every frame on the stack. {"forbidden": [...], "expected": [...]} -> the same keys, with
-        the digests found."""
-        digests = {self.str(d) for key in ("forbidden", "expected") for d in wanted.get(key) or []}
-        found = set()
-        with self.trusted:
-            roots = gc.get_objects() + [sys.modules]
-            frame = sys._getframe(0)
-            while frame is not None:
-                roots += [frame.f_locals, frame.f_globals, frame.f_code]
-                frame = frame.f_back
-            seen, stack = set(), roots
-            while stack:
-                obj = stack.pop()
-                if id(obj) in seen:
-                    continue
-                seen.add(id(obj))
-                if isinstance(obj, (str, bytes, bytearray)):
-                    text = obj if isinstance(obj, str) else bytes(obj).decode("utf-8", "replace")
-                    for line in text.splitlines():
-                        digest = hashlib.sha256(line.strip().encode("utf-8", "surrogatepass")).hexdigest()
-                        if digest in digests:
-                            found.add(digest)
-                    continue
-                if isinstance(obj, types.CodeType):
-                    stack += [*obj.co_consts, obj.co_filename, *obj.co_names]
-                stack += gc.get_referents(obj)
-        return {key: sorted(found & {self.str(d) for d in wanted.get(key) or []}) for key in ("forbidden", "expected")}
+
+def compile_probes(notebook: dict, sha256=hashlib.sha256):
+    """The probes' files, in order (isolation.PROBE_FILES), compiled as the grader hashed them; None if any
+    differs or is missing."""
+    code = []
+    paths, hashes = list(notebook.get("probes") or []), list(notebook.get("probes_sha256") or [])
+    for path, digest in zip(paths, hashes):
+        with open(path, "rb") as f:
+            source = f.read()
+        if sha256(source).hexdigest() != digest:
+            return None
+        code.append(compile(source, path, "exec"))
+    return code if paths and len(code) == len(paths) == len(hashes) else None
+
+
+def flush(*streams):
+    for stream in streams:
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def wait(pid: int):
+    """The exit code of the item's fork (negative: the signal that ended it)."""
+    while True:
+        try:
+            _, code = os.waitpid(pid, 0)
+            return os.waitstatus_to_exitcode(code)
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return None
+
+
+def census(wanted: dict) -> dict:
+    """Which of these SHA-256 digests of stripped source lines occur in any text this process can reach:
+    every object the garbage collector tracks, what they refer to, code objects' constants, and the locals of
+    every frame on the stack. {"forbidden": [...], "expected": [...]} -> the same keys, with the digests found."""
+    digests = {str(d) for key in ("forbidden", "expected") for d in wanted.get(key) or []}
+    found = set()
+    roots = gc.get_objects() + [sys.modules]
+    frame = sys._getframe(0)
+    while frame is not None:
+        roots += [frame.f_locals, frame.f_globals, frame.f_code]
+        frame = frame.f_back
+    seen, stack = set(), roots
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, (str, bytes, bytearray)):
+            text = obj if isinstance(obj, str) else bytes(obj).decode("utf-8", "replace")
+            for line in text.splitlines():
+                digest = hashlib.sha256(line.strip().encode("utf-8", "surrogatepass")).hexdigest()
+                if digest in digests:
+                    found.add(digest)
+            continue
+        if isinstance(obj, types.CodeType):
+            stack += [*obj.co_consts, obj.co_filename, *obj.co_names]
+        stack += gc.get_referents(obj)
+    return {key: sorted(found & {str(d) for d in wanted.get(key) or []}) for key in ("forbidden", "expected")}

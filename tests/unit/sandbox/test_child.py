@@ -27,5 +27,5 @@ def test_the_census_finds_reachable_lines_and_only_those():
     kept = {"deep": [("x", secret)]}  # noqa: F841  (reachable from this frame's locals)
     digest = hashlib.sha256(secret.strip().encode()).hexdigest()
     absent = hashlib.sha256(" ".join(["nobody"] * 3 + ["wrote", "this"]).encode()).hexdigest()  # the line is not kept
-    found = make_child().census({"forbidden": [absent], "expected": [digest]})
+    found = PARTS.child.census({"forbidden": [absent], "expected": [digest]})
     assert found == {"forbidden": [], "expected": [digest]}

@@ -58,19 +58,6 @@ def test_a_notebook_past_its_time_names_the_cell():
     json.dumps(cells)  # what is sent is plain data
 
 
-def test_a_cell_that_ends_the_process_is_left_out_of_a_fresh_run():
-    cells = [{"index": 1, "label": "<cell 1>", "source": "X = 'b'", "solution": False},
-             {"index": 2, "label": "<cell 2>", "source": "import os\nos._exit(3)", "solution": False},
-             {"index": 5, "label": "<cell 5>", "source": "Q5_ANSWER = X", "solution": True}]
-    sandbox = loaded(cells, 20)
-    try:
-        problems = sandbox.start()
-        assert [(p["cell"], p["type"], p["message"]) for p in problems] == [(2, "ProcessDied", "exit code 3")]
-        assert sandbox.request("q5_answer", {}, timeout=30)["answer"]["value"] == "b"
-    finally:
-        sandbox.close()
-
-
 def test_files_beside_the_notebook_are_importable_and_read_only():
     """A helper module and a data file handed in beside the notebook are in its working folder, read-only,
     and `import helpers` finds the module, as in a kernel started in the submission's folder."""
