@@ -92,3 +92,14 @@ def held(item_id: str, units: dict) -> list:
     exercise): for the README's table and its test."""
     every = [source for u in units.get("units", []) for source in ["\n".join(u["names"])]]
     return [u["item"] for u in plan(item_id, every, every, units).get("units", [])]
+
+
+def table(units: dict) -> str:
+    """The README's table: per item, the reference code its fork may hold at most."""
+    rows = ["  | item | the reference's code its fork may hold (only what its code uses, or its checks hand it) |",
+            "  |---|---|"]
+    by_item = {u["item"]: u for u in units.get("units", [])}
+    for item in AUTO_ITEMS:
+        names = [name for i in held(item.id, units) for name in by_item[i]["names"]]
+        rows.append(f"  | `{item.id}` | {', '.join(f'`{n}`' for n in names) or 'none'} |")
+    return "\n".join(rows)

@@ -36,3 +36,10 @@ def test_a_later_exercise_named_in_an_earlier_one_is_never_sent():
     assert stand_in.plan("static_loss_scaler", [cheat], [cheat], UNITS) == {}
     assert stand_in.plan("dynamic_loss_scaler", ["class DynamicLossScaler(StaticLossScaler): pass"], [],
                          UNITS)["bind"] == ["StaticLossScaler"]
+
+
+def test_the_readme_says_what_each_fork_may_hold():
+    from autograder.items import ROOT
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("<!-- stand-ins: generated from autograder/stand_in.py, checked by tests/unit/test_stand_in.py -->\n")[1]
+    assert block.split("\n<!-- /stand-ins -->")[0] == stand_in.table(UNITS), "README's stand-in table is stale"
