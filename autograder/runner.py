@@ -16,6 +16,7 @@ import pytest
 
 from . import rubric
 from .checks.expect import CheckReason
+from .checks.harness import usual_defaults
 from .items import Item, get_item
 from .text import CHECK_FAILED, internal_error
 
@@ -174,7 +175,7 @@ def run_checks(item_ids, student, reference=None, include_hidden=False) -> dict:
     saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the checks need no third-party plugin
     try:
-        with contextlib.redirect_stdout(io.StringIO()) as log:
+        with contextlib.redirect_stdout(io.StringIO()) as log, usual_defaults():  # the checks build on the CPU
             code = pytest.main(args, plugins=[collector])
     finally:
         if saved is None:

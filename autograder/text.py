@@ -90,8 +90,17 @@ def not_implemented(call: str, where: str) -> str:
             "Replace the `raise NotImplementedError(...)` line with your code.")
 
 
+# what torch says when code asks for a GPU the grader does not have, or mixes devices
+DEVICE_TROUBLE = ("Torch not compiled with CUDA enabled", "No CUDA GPUs are available", "CUDA driver",
+                  "Expected all tensors to be on the same device", "found at least two devices")
+ON_CPU = (" The grader runs your code on the CPU: take the device from the model or the inputs "
+          "(`p.device`, `inputs.device`), never from `DEVICE`, `.cuda()` or a default device "
+          "(`torch.set_default_device`).")
+
+
 def raised(call: str, exc_type: str, message: str, where: str) -> str:
-    return f"{call} raised {exc_type}: {message}{_at(where)}"
+    hint = ON_CPU if any(text in message for text in DEVICE_TROUBLE) else ""
+    return f"{call} raised {exc_type}: {message}{_at(where)}{hint}"
 
 
 def _at(where: str) -> str:

@@ -59,17 +59,37 @@ def probe(fn):
 def run(namespace: dict, name: str, spec: dict) -> dict:
     """Run probe `name` against `namespace`; always returns plain data, never raises.
 
-    torch's global defaults are set to the usual ones while it runs (a cell may have changed them),
-    and put back afterwards (in the student's kernel, they are the student's).
+    torch's global defaults (dtype, grad mode, device) are set to the usual ones while it runs (a cell may
+    have changed them), and put back afterwards (in the student's kernel, they are the student's).
     """
-    dtype, grad = torch.get_default_dtype(), torch.is_grad_enabled()
+    with usual_defaults():
+        return _run(namespace, name, spec)
+
+
+@contextlib.contextmanager
+def usual_defaults():
+    """torch's global defaults as the checks expect them (float32, grad mode on, the CPU), put back after:
+    a GPU notebook's torch.set_default_device("cuda") is the student's, not the checks'."""
+    dtype, grad, device = torch.get_default_dtype(), torch.is_grad_enabled(), default_device()
     torch.set_default_dtype(torch.float32)
     torch.set_grad_enabled(True)
+    if device.type != "cpu":
+        torch.set_default_device("cpu")
     try:
-        return _run(namespace, name, spec)
+        yield
     finally:
         torch.set_default_dtype(dtype)
         torch.set_grad_enabled(grad)
+        if device.type != "cpu":
+            torch.set_default_device(device)
+
+
+def default_device() -> torch.device:
+    """The device factory functions use when given none (torch.set_default_device), read without making a
+    tensor there (torch.get_default_device makes one, which fails for "cuda" on a CPU-only build)."""
+    import torch.utils._device as device_mode
+    current = getattr(device_mode, "CURRENT_DEVICE", None)
+    return torch.device(current) if current is not None else torch.device("cpu")
 
 
 def _run(namespace: dict, name: str, spec: dict) -> dict:

@@ -112,7 +112,7 @@ def processes(isolated: bool, group: int = None) -> set:
     group `group`), init's and this process's aside."""
     me, found = os.getpid(), set()
     for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) in (1, me):
+        if not name.isdigit() or int(name) in (1, me) or not running(int(name)):
             continue
         if not isolated:
             try:
@@ -145,10 +145,19 @@ def end_processes(pids, seconds: float = 5.0) -> bool:
             if pid == 0:
                 break
             pids.discard(pid)
-        pids = {p for p in pids if os.path.exists(f"/proc/{p}")}
+        pids = {p for p in pids if running(p)}
         if pids:
             time.sleep(0.002)
     return not pids
+
+
+def running(pid: int) -> bool:
+    """Whether the process is there and not a zombie (a child's zombie waits for its parent: it runs nothing)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
 
 
 class Snapshot:

@@ -47,6 +47,16 @@ def prefer_for_oom_killer():
         pass
 
 
+def raw_fork() -> int:
+    """fork(2) itself, without Python's at-fork callbacks (which os.register_at_fork lets the student's code
+    add): for a process with one thread only, where Python has no other thread's state to put right. The
+    GIL is held through the call (PyDLL), so the new process starts holding it, as the only thread."""
+    pid = ctypes.PyDLL(None).fork()
+    if pid < 0:
+        raise OSError(ctypes.get_errno(), "fork failed")
+    return pid
+
+
 def write_all(fd: int, data: bytes, write=os.write):
     view = memoryview(data)
     while view:

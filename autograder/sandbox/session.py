@@ -77,8 +77,17 @@ class Sandbox(Loading, ItemForks):
                 self.reload_seconds = self.start_seconds
         deadline = time.monotonic() + min(timeout, within - self.reload_seconds)
         doing = f"running {probe}"
+        cgroup = self.zygote.cgroup if measure_memory and self.zygote is not None else None
+        if cgroup is not None and self.fork_open:
+            # a fork of its own, in which no code of the student's has run before the call: nothing it holds can
+            # be let go of during the call to hide what the call keeps (what the template holds stays the
+            # template's: a fork that frees it gives nothing back)
+            self._close_fork(deadline - time.monotonic())
+            if self.channel is None:
+                raise SandboxError("crashed", "the child ended", doing, died=True)
         if not self.fork_open:
             self._open_fork(deadline, doing)
+        memory = Measurement(cgroup)
         if self.fork_flags:
             flags, self.fork_flags = self.fork_flags, []
             return {"status": "tampered", "flags": flags}
@@ -89,7 +98,6 @@ class Sandbox(Loading, ItemForks):
         nonce = secrets.token_hex(16)
         header = {"id": self.requests, "nonce": nonce, "probe": probe, "size": len(data),
                   "cpu_seconds": int(timeout) + 1}
-        memory = Measurement(self.zygote.cgroup if measure_memory and self.zygote is not None else None)
         self._send(protocol.request(header, data), deadline, doing)
         limit = self.limits.max_answer_mb * 2**20
         try:

@@ -16,10 +16,10 @@ its doc says what the habit is.
 from . import Append, NewCell, Replace, Variant
 
 
-def honest(name, *edits, doc=""):
+def honest(name, *edits, doc="", limits=None):
     # kind "realistic": correct code, full marks on every item (see judge); graded, with the review flags, by
     # tests/test_honest_habits.py (tests/test_realistic.py leaves them to it)
-    return Variant(name, "realistic", tuple(edits), doc=doc)
+    return Variant(name, "realistic", tuple(edits), doc=doc, limits=limits or {})
 
 
 REFERENCE_ACCUMULATE_BODY = '''
@@ -245,7 +245,8 @@ def underflow_fraction(values, dtype=torch.float16):
     count, flushed = _counts(values, values.to(dtype))
     count = int(count)
     return 0.0 if count == 0 else int(flushed) / count
-'''), doc="torch.compile(dynamic=True) of the counting helper that underflow_fraction calls (inductor on the "
+'''), limits={"timeout": 300},  # inductor compiles C++ in each item's fork: slow, not wrong
+           doc="torch.compile(dynamic=True) of the counting helper that underflow_fraction calls (inductor on the "
           "CPU: it compiles C++ with the machine's compiler, as in a student's kernel)"),
     # In a kernel the workers run and this gets full marks. In the sandbox /dev/shm is not writable, so the
     # worker queues' semaphores cannot be made (PermissionError: the cell fails, which costs nothing), and the

@@ -17,3 +17,29 @@ def test_wrong_use_gets_a_clear_error():
         check("practice_q1", {})
     with pytest.raises(TypeError, match="pass globals"):
         check("q5_answer", None)
+
+
+def test_a_gpu_notebooks_default_device_changes_nothing_and_is_put_back():
+    """`torch.set_default_device("cuda")`, common in GPU notebooks, would make every factory call of the checks
+    fail on a CPU-only machine: the checks run with the CPU as the default, and the student's is put back."""
+    import torch
+    import torch.utils._device as device_mode
+
+    from autograder.instructor.reference import reference_namespace
+    namespace = reference_namespace()
+    torch.set_default_device("cuda")
+    try:
+        results = {i: check(i, namespace) for i in ("master_weights", "accumulate_gradients")}
+        assert device_mode.CURRENT_DEVICE == torch.device("cuda")
+    finally:
+        torch.set_default_device("cpu")
+    for item_id, result in results.items():
+        failed = [o.message for o in result.result.outcomes if not o.passed]
+        assert result.result.outcomes and not failed, (item_id, failed[:2])
+
+
+def test_a_cuda_only_line_is_named_with_the_cpu_hint():
+    from autograder.text import raised
+    text = raised("make_master_params(model)", "AssertionError", "Torch not compiled with CUDA enabled", "line 3")
+    assert "runs your code on the CPU" in text and "p.device" in text
+    assert "CPU" not in raised("f()", "ValueError", "bad", "")
