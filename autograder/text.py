@@ -269,6 +269,12 @@ NO_RESULTS = "the grader wrote no results"
 NOT_GRADED_YET = "not graded yet"  # gradebook.py: a selected student with no state file
 
 
+def refused_id_cell(folder: str) -> str:
+    """grades.csv's first cell for a folder whose name is not a usable student id (it was not graded): the name
+    quoted, its control characters escaped, so that it starts no formula and breaks no row."""
+    return f"{folder!r} (not graded: not a usable student id)"
+
+
 def gradebook_error(error) -> str:
     return f"gradebook error: {error}"
 
