@@ -2,6 +2,7 @@
 cell that duplicates a grade id, a check cell turned into markdown, damaged metadata) is undone before
 grading, and each repair is noted for the feedback.
 """
+import re
 from dataclasses import dataclass
 
 import nbformat
@@ -9,6 +10,11 @@ import nbformat
 from .cells import COPY_KEY, nbgrader_meta
 from .items import AUTO_ITEMS, item_of_cell
 from .text import clip
+
+# identifiers, not HTML: nbgrader's grade ids and nbformat's cell ids, as those tools write them
+GRADE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
+CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+NAME = re.compile(r"[\w.+-]{1,40}")  # a language_info value (a pygments lexer name, say)
 
 
 @dataclass
