@@ -56,7 +56,8 @@ def select_students(submitted: Path, patterns=None, shard=None) -> list:
 
     A student's shard depends on their id alone, so every machine agrees without talking.
     """
-    names = sorted(p.name for p in submitted.iterdir() if p.is_dir() and not p.name.startswith("."))
+    names = sorted(p.name for p in submitted.iterdir()  # a link is selected, to be refused with a reason
+                   if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     if patterns:
         names = [n for n in names if any(fnmatch.fnmatchcase(n, pat) for pat in patterns)]
     if shard:

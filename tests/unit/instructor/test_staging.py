@@ -132,3 +132,14 @@ def test_duplicate_cell_ids_are_given_new_ones_and_noted(tmp_path):
                                                      "as well: it was given a new one"]
     ids = [c["id"] for c in json.loads(staged_notebook(tmp_path / "staging", "dup").read_text())["cells"]]
     assert len(set(ids)) == len(ids) and ids[:5] == [c["id"] for c in nb["cells"][:5]]
+
+
+def test_a_student_folder_linked_to_anything_is_selected_and_refused(tmp_path):
+    submitted = tmp_path / "submitted"
+    clean_submission(submitted, "ok")
+    (submitted / "notes.txt").write_text("not a student")
+    (submitted / "to-a-file").symlink_to(STUDENT_NB)
+    (submitted / "dangling").symlink_to(tmp_path / "gone")
+    assert select_students(submitted) == ["dangling", "ok", "to-a-file"]
+    for student in ("dangling", "to-a-file"):
+        assert f"{student!r} is a symbolic link" in stage(student, submitted, tmp_path / "staging").problem
