@@ -30,8 +30,13 @@ class CodeCell:
 
 def read_notebook(path) -> "nbformat.NotebookNode":
     """Read a submitted notebook, or raise ValueError with a message a student can act on."""
+    return parse_notebook(None, path)
+
+
+def parse_notebook(data, path) -> "nbformat.NotebookNode":
+    """read_notebook, of the bytes `data` already read from `path` (None: read them from `path`)."""
     try:
-        return nbformat.read(str(path), as_version=4)
+        return nbformat.read(str(path), as_version=4) if data is None else nbformat.reads(data, as_version=4)
     except Exception as exc:  # broken JSON, wrong schema, binary garbage
         raise ValueError(f"{path.name if hasattr(path, 'name') else path} could not be read as a "
                          f"Jupyter notebook ({type(exc).__name__}: {str(exc)[:200]})") from None

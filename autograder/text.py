@@ -273,9 +273,32 @@ def review_note(flags: set) -> str:
     return f"set aside for review: {'; '.join(sorted(flags))[:300]}"
 
 
+# instructor/staging.py: why a submission is not staged for grading
+def linked_path(path: str, kind: str) -> str:
+    """A submission refused because a path in it is a link (links.first_link)."""
+    return (f"not graded: {path!r} is a {kind}, and a submission is graded only from files of its own (a link "
+            "can reach any file on the grading machine); hand in the files themselves")
+
+
+def duplicate_cell_id(index: int, cell_id: str, first: int) -> str:
+    return repaired_note(f"cell {index} had the id {cell_id!r} of cell {first} as well: it was given a new one")
+
+
+def beyond_bound(name: str, what: str, limit: int) -> str:
+    """A notebook refused before it was parsed because its structure passes a bound (notebook_bounds.py)."""
+    return (f"{name} was not read: it holds more than {limit:,} {what}, more than any notebook of this lesson; "
+            "it cannot be graded")
+
+
 # instructor/grade.py: how grading the student went
 NO_RESULTS = "the grader wrote no results"
 NOT_GRADED_YET = "not graded yet"  # gradebook.py: a selected student with no state file
+
+
+def refused_id_cell(folder: str) -> str:
+    """grades.csv's first cell for a folder whose name is not a usable student id (it was not graded): the name
+    quoted, its control characters escaped, so that it starts no formula and breaks no row."""
+    return f"{folder!r} (not graded: not a usable student id)"
 
 
 def gradebook_error(error) -> str:

@@ -4,8 +4,10 @@ One class is graded once for the module, and that first run is killed part-way, 
 every other test reads come from a resumed run.
 """
 import ast
+import csv
 import hashlib
 import html
+import io
 import json
 import re
 import shutil
@@ -18,7 +20,7 @@ from typing import get_args
 
 import pytest
 
-from autograder.instructor.staging import parse_shard, select_students
+from autograder.instructor.staging import parse_shard, select_students, usable_id
 from autograder.instructor.state import StudentStatus
 from autograder.items import ASSIGNMENT, AUTO_ITEMS, ITEMS
 from tests.helpers import ROOT, SOLUTION_NB, STUDENT_NB
@@ -36,6 +38,8 @@ CLASS = {
     "x-broken": {"lesson20/lesson20.ipynb": "truncated"},
     "x-nofolder": {"lesson-20/lesson20.ipynb": SOLUTION_NB},
     "bad id": {"lesson20/lesson20.ipynb": SOLUTION_NB},
+    "=HYPERLINK(1)": {"lesson20/lesson20.ipynb": SOLUTION_NB},  # a formula, were it a spreadsheet's cell
+    "linked": {"lesson20": ("symlink", SOLUTION_NB.parent)},  # the instructor's solutions, through a link
 }
 EXPECTED = {  # student -> (status, total, words in the reason)
     "ref": ("graded", FULL, ""),
@@ -44,6 +48,8 @@ EXPECTED = {  # student -> (status, total, words in the reason)
     "x-broken": ("failed", 0.0, "could not be read as a Jupyter notebook"),
     "x-nofolder": ("failed", 0.0, "no lesson20/ folder"),
     "bad id": ("failed", 0.0, "not a usable student id"),
+    "=HYPERLINK(1)": ("failed", 0.0, "not a usable student id"),
+    "linked": ("failed", 0.0, "'linked/lesson20' is a symbolic link"),
 }
 
 
@@ -52,7 +58,9 @@ def write_class(folder: Path, students=CLASS) -> Path:
         for name, source in files.items():
             path = folder / student / name
             path.parent.mkdir(parents=True, exist_ok=True)
-            if source == "truncated":
+            if isinstance(source, tuple):  # ("symlink", target)
+                path.symlink_to(source[1], target_is_directory=True)
+            elif source == "truncated":
                 path.write_bytes(SOLUTION_NB.read_bytes()[:3000])
             elif isinstance(source, str):
                 path.write_text(source)
@@ -179,12 +187,13 @@ def test_each_submission_gets_a_status_and_a_reason(graded, student):
 
 
 def test_grades_csv_has_one_row_per_student_and_a_column_per_grade_id(graded):
-    lines = (graded["out"] / "grades.csv").read_text().splitlines()
-    assert lines[0].split(",") == ["student_id", *(item.id for item in ITEMS), "total", "review"]
+    lines = list(csv.reader(io.StringIO((graded["out"] / "grades.csv").read_text())))
+    assert lines[0] == ["student_id", *(item.id for item in ITEMS), "total", "review"]
     rows = {}
-    for line in lines[1:]:
-        cells = line.split(",")
-        rows[cells[0]] = cells
+    for cells in lines[1:]:
+        assert not cells[0].startswith(("=", "+", "-", "@", "\t", "\r")), cells[0]  # no formula in a spreadsheet
+        student = cells[0] if usable_id(cells[0]) else ast.literal_eval(cells[0].rpartition(" (not graded")[0])
+        rows[student] = cells
     assert set(rows) == set(CLASS) and len(lines) == len(CLASS) + 1
     for student, row in graded["grades"]["students"].items():
         cells = rows[student]
@@ -244,8 +253,8 @@ def test_feedback_goes_back_through_nbgraders_exchange(graded, tmp_path):
 def test_gradebook_holds_per_cell_scores(graded):
     from nbgrader.api import Gradebook, MissingEntry
     with Gradebook(f"sqlite:///{graded['out'] / 'gradebook.db'}", course_id="lesson20") as gb:
-        assert sorted(s.id for s in gb.students) == sorted(s for s in CLASS if " " not in s)
-        for student in ("ref", "stub", "renamed", "x-broken", "x-nofolder"):
+        assert sorted(s.id for s in gb.students) == sorted(s for s in CLASS if usable_id(s))
+        for student in ("ref", "stub", "renamed", "x-broken", "x-nofolder", "linked"):
             scores = {g.name: g.score for g in gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student).grades}
             for item in AUTO_ITEMS:
                 expected = item.points if EXPECTED[student][1] == FULL else 0.0
@@ -264,7 +273,7 @@ def test_running_again_changes_nothing(graded):
 
 def test_a_resubmission_is_regraded_and_old_scores_do_not_survive(graded, tmp_path):
     submitted, out = tmp_path / "submitted", tmp_path / "out"
-    shutil.copytree(graded["submitted"], submitted)
+    shutil.copytree(graded["submitted"], submitted, symlinks=True)
     shutil.copytree(graded["out"], out)
     (submitted / "ref" / "lesson20" / "lesson20.ipynb").write_text("{ not a notebook")
     output = grade(submitted, out, "--jobs", "1")

@@ -1,4 +1,5 @@
-"""The grader's own memory on answers built to blow it up (tests/submissions/hostile_decoding.py).
+"""The grader's own memory on answers built to blow it up (tests/submissions/hostile_decoding.py), and on
+notebooks built to blow up their parsing (`STRUCTURE_HOSTILE`).
 
 Each submission is graded in a fresh Python process, as `grade` grades one student: the reference
 loaded, then grade_notebook on every item. Its peak resident memory (ru_maxrss of that process; the
@@ -35,6 +36,67 @@ print(json.dumps({"peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                   "seconds": round(time.monotonic() - started, 1), "status": result.status,
                   "scores": {i: r.score for i, r in result.items.items()}}))
 '''
+
+
+# staged, then read as nbgrader's Autograde reads the staged copy: with nbgrader and nbconvert imported, as in
+# the grading process
+STAGE_ONE = '''
+import json, resource, sys
+from pathlib import Path
+from autograder.instructor import pipeline  # noqa: F401
+from autograder.instructor.staging import stage, staged_notebook
+import nbformat
+submitted, staging = Path(sys.argv[1]), Path(sys.argv[2])
+found = stage("s", submitted, staging)
+if staged_notebook(staging, "s").exists():
+    nbformat.read(str(staged_notebook(staging, "s")), as_version=4)
+try:  # this process's own high-water mark: ru_maxrss starts at the forking parent's (Linux keeps it across exec)
+    peak = int(next(ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:")).split()[1])
+except OSError:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"peak_kib": peak, "problem": found.problem}))
+'''
+
+
+def one_cell(source) -> bytes:
+    """The reference notebook with its first code cell's source replaced, saved as Jupyter saves it."""
+    nb = json.loads((ROOT / "solutions" / "lesson20" / "lesson20.ipynb").read_text())
+    next(c for c in nb["cells"] if c["cell_type"] == "code")["source"] = source
+    return json.dumps(nb, indent=1).encode()
+
+
+# notebooks whose parsing would cost the grader far more than their bytes: (name, bytes, the bound named)
+STRUCTURE_HOSTILE = {
+    "two_million_strings": (lambda: one_cell(["x"] * 2_100_000), "strings in one list"),  # 18 MiB: 1.69 GiB before
+    "million_lines": (lambda: one_cell("x\n" * 1_000_000), "lines of code and output"),
+    "deep_nesting": (lambda: one_cell("").replace(b'"metadata": {', b'"metadata": {"x": ' + b"[" * 10_000
+                                                  + b"]" * 10_000 + b", ", 1), "levels of nested lists"),
+}
+
+
+def stage_alone(tmp: Path, data: bytes) -> dict:
+    """Stage a notebook in a fresh process and read the staged copy: that process's peak memory and the problem."""
+    folder = tmp / "submitted" / "s" / "lesson20"
+    folder.mkdir(parents=True)
+    (folder / "lesson20.ipynb").write_bytes(data)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", STAGE_ONE, str(tmp / "submitted"), str(tmp / "staging")], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", sorted(STRUCTURE_HOSTILE))
+def test_a_notebook_built_to_blow_up_parsing_is_refused_in_little_memory(tmp_path, name):
+    make, bound = STRUCTURE_HOSTILE[name]
+    correct = stage_alone(tmp_path / "correct", one_cell("x = 1\n"))
+    got = stage_alone(tmp_path / "hostile", make())
+    assert correct["problem"] == "" and bound in got["problem"], got["problem"]
+    ratio = got["peak_kib"] / correct["peak_kib"]
+    print(f"{name}: peak {got['peak_kib'] / 1024:.0f} MiB, {ratio:.2f} x a correct notebook's "
+          f"({correct['peak_kib'] / 1024:.0f} MiB)")
+    assert ratio <= RATIO, (f"{name}: staging and reading it took {got['peak_kib'] / 1024:.0f} MiB, {ratio:.2f} "
+                            f"times a correct notebook's {correct['peak_kib'] / 1024:.0f} MiB (at most {RATIO})")
 
 
 def grade_alone(name: str, timeout: float = 600) -> dict:

@@ -13,14 +13,18 @@ import csv
 import hashlib
 import io
 import json
+import math
 from pathlib import Path
 
 from ..items import ASSIGNMENT, ITEMS, MANUAL_ITEMS
-from ..text import NOT_GRADED_YET, clip
+from ..text import NOT_GRADED_YET, clip, refused_id_cell
 from .files import file_lock, write_atomic
+from .staging import usable_id
 from .state import load_state, recorded_students, state_path
 
 COURSE_ID = ASSIGNMENT  # one course, one assignment: nbgrader's course id is the assignment's name
+# OWASP's CSV-injection rule: a spreadsheet reads a cell starting with one of these as a formula
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def normalise_db_url(db_url: str) -> str:
@@ -165,11 +169,31 @@ def export(out: Path, db_url: str, students=None, sources=()) -> dict:
 
 
 def to_csv(doc: dict) -> str:
+    """grades.csv: one row per student, every cell inert in a spreadsheet (spreadsheet_cell).
+
+    A student whose folder name is not a usable id (staging.usable_id) was refused for grading: their row
+    says so in its first cell, the name neutralised like any other text."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     ids = [i.id for i in ITEMS]
     writer.writerow(["student_id", *ids, "total", "review"])
     for student, row in sorted(doc["students"].items()):
-        writer.writerow([student, *(row["items"].get(i, {}).get("score", "") for i in ids), row["total"],
-                         " ".join(sorted(row.get("review", {})))])
+        name = student if usable_id(student) else refused_id_cell(student)
+        cells = [name, *(row["items"].get(i, {}).get("score", "") for i in ids), row["total"],
+                 " ".join(sorted(row.get("review", {})))]
+        writer.writerow([spreadsheet_cell(c) for c in cells])
     return buf.getvalue()
+
+
+def spreadsheet_cell(value):
+    """`value` as a spreadsheet reads it inertly: text starting like a formula gets a leading "'"; a number,
+    or text that is a finite number (-2.5), stays as it is."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    text = str(value)
+    try:
+        if text == text.strip() and math.isfinite(float(text)):
+            return text
+    except ValueError:
+        pass
+    return "'" + text if text.startswith(FORMULA_STARTS) else text

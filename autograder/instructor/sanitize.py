@@ -22,7 +22,6 @@ runs before the autograded notebook is written, and both pages are made from tha
 import base64
 import binascii
 import html
-import re
 
 import nh3
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
@@ -34,7 +33,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from pygments.token import STANDARD_TYPES
 
 from ..cells import COPY_KEY
-from ..structure import REPAIRS_KEY
+from ..structure import CELL_ID, GRADE_ID, NAME, REPAIRS_KEY
 from ..items import ASSIGNMENT, ROOT
 
 RASTER = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -45,10 +44,6 @@ URL_SCHEMES = {"http", "https", "mailto", "data"}  # data: only as an <img>'s ra
 NBGRADER_KEYS = {"grade", "solution", "locked", "task", "grade_id", "points", "schema_version", "checksum",
                  "cell_type"}
 NOTEBOOK_KEYS = ("kernelspec", "language_info", REPAIRS_KEY)  # REPAIRS_KEY: RepairStructure ran just before
-# identifiers, not HTML: nbgrader's grade ids and nbformat's cell ids, as those tools write them
-GRADE_ID = re.compile(r"[A-Za-z0-9_-]{1,100}")
-CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
-NAME = re.compile(r"[\w.+-]{1,40}")  # a language_info value (a pygments lexer name, say)
 MAX_RENDERED = 5_000     # characters of one markdown cell that may be rendered (twice at most)
 RENDER_BUDGET = 50_000   # characters of markdown rendered in one notebook, the instructor's text aside
 MAX_SHOWN = 20_000       # characters of a cell shown as text; the submitted notebook keeps the whole of it

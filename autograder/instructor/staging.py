@@ -1,23 +1,41 @@
 """Which students a `grade` run takes, and a clean copy of each one's submission for nbgrader.
 
-Staging never runs student code: it picks the notebook, checks it can be read, and copies it
-with nbgrader's own exchange files to a folder nbgrader may use.
+Staging never runs student code: it refuses a submission holding a link (links.py), picks the
+notebook, checks its structure is within bounds (notebook_bounds.py) before it parses it, checks it
+can be read, and copies it with nbgrader's own exchange files to a folder nbgrader may use. It reads
+every file through a descriptor opened without following links.
 """
 import fnmatch
 import hashlib
 import json
+import mmap
+import os
 import re
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nbformat.v4.nbbase import random_cell_id
+
 from ..attachments import beside
-from ..cells import read_notebook
+from ..cells import parse_notebook
 from ..items import ASSIGNMENT, NOTEBOOK_GLOB
+from ..structure import CELL_ID
+from ..text import beyond_bound, duplicate_cell_id, linked_path
+from .links import first_link, link_kind, mount_points
+from .notebook_bounds import Bounds, beyond
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$")
 MAX_NOTEBOOK_BYTES = 20 * 2**20        # a notebook without its outputs (nbgrader clears them anyway)
 MAX_RAW_NOTEBOOK_BYTES = 256 * 2**20   # the file as submitted, saved plots and all: above this it is not read
+# bounds on a notebook's structure, checked on its bytes before it is parsed (the lesson's notebook: 70 cells,
+# 231 strings in its longest source, about 1,900 lines, 6 levels deep)
+MAX_CELLS = 2_000
+MAX_SOURCE_STRINGS = 20_000   # strings in one list: a cell's source, an output's text, one per line
+MAX_LINES = 200_000           # strings in lists, and line breaks in cell sources, in the whole notebook
+MAX_JSON_DEPTH = 64
+NOTEBOOK_BOUNDS = Bounds(MAX_CELLS, MAX_SOURCE_STRINGS, MAX_LINES, MAX_JSON_DEPTH)
 EXCHANGE_FILES = ("timestamp.txt", "submission_secret.txt")  # written by `nbgrader submit` and `collect`
 NOTEBOOK = f"{ASSIGNMENT}.ipynb"
 
@@ -38,7 +56,8 @@ def select_students(submitted: Path, patterns=None, shard=None) -> list:
 
     A student's shard depends on their id alone, so every machine agrees without talking.
     """
-    names = sorted(p.name for p in submitted.iterdir() if p.is_dir() and not p.name.startswith("."))
+    names = sorted(p.name for p in submitted.iterdir()  # a link is selected, to be refused with a reason
+                   if (p.is_dir() or p.is_symlink()) and not p.name.startswith("."))
     if patterns:
         names = [n for n in names if any(fnmatch.fnmatchcase(n, pat) for pat in patterns)]
     if shard:
@@ -55,22 +74,103 @@ def parse_shard(text: str):
 
 
 def submission_fingerprint(folder: Path) -> str:
+    """A hash of every path under `folder` (itself included) and what it is: a regular file's bytes, a link's
+    kind and target. No link is followed, so a link changes the hash, and so does undoing it."""
     h = hashlib.sha256()
-    if folder.is_dir():
-        for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink()):
-            h.update(str(path.relative_to(folder)).encode())
-            h.update(hashlib.sha256(path.read_bytes()).digest())
+    folder = Path(folder)
+    mounted = mount_points()
+    parent_dev = os.lstat(folder.parent).st_dev if os.path.lexists(folder) else None
+    for path, dev in _every_path(folder, parent_dev):
+        kind = link_kind(path, dev, mounted)
+        h.update(f"{path.relative_to(folder.parent).as_posix()}\0{kind}\0".encode())
+        if kind == "symbolic link":
+            h.update(os.fsencode(os.readlink(path)))
+        elif path.is_file() and not path.is_symlink():
+            h.update(_file_hash(path))
     return h.hexdigest()[:16]
 
 
-def without_outputs(path: Path) -> bytes:
+def _every_path(folder: Path, parent_dev):
+    """(path, its folder's device) for `folder` and everything under it, sorted, links not followed."""
+    if parent_dev is None:
+        return
+    yield folder, parent_dev
+    if folder.is_symlink() or not folder.is_dir():
+        return
+    for root, dirs, names in os.walk(folder, followlinks=False):
+        dirs.sort()
+        dev = os.lstat(root).st_dev
+        for name in sorted(dirs + names):
+            yield Path(root) / name, dev
+
+
+def _file_hash(path: Path) -> bytes:
+    h = hashlib.sha256()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b"unreadable"
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b"not a file"
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            h.update(chunk)
+    return h.digest()
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of a regular file, opened without following a link (OSError for a link or anything else)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        return handle.read()
+
+
+def _measured(path: Path) -> tuple:
+    """(the first bound the notebook passes or (), its bytes or b"" if it passes one). The bounds are measured
+    on the file mapped in memory, so a notebook that passes one is never read past where it did."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb"):  # closes fd
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        if info.st_size == 0:
+            return beyond(b"", NOTEBOOK_BOUNDS), b""
+        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mapped:
+            bound = beyond(mapped, NOTEBOOK_BOUNDS)
+            return bound, b"" if bound else mapped[:]
+
+
+def without_outputs(doc: dict) -> dict:
     """The notebook's JSON with every code cell's outputs and execution count cleared, as nbgrader's
     ClearOutput step would clear them."""
-    nb = json.loads(path.read_bytes())
-    for cell in nb.get("cells", []) if isinstance(nb, dict) else []:
+    for cell in doc.get("cells", []) if isinstance(doc, dict) else []:
         if isinstance(cell, dict) and cell.get("cell_type") == "code":
             cell["outputs"], cell["execution_count"] = [], None
-    return json.dumps(nb, ensure_ascii=False, indent=1).encode()
+    return doc
+
+
+def unique_cell_ids(doc: dict) -> list:
+    """Give each cell whose id an earlier cell has a new one, in place; return a note for each.
+
+    nbformat would give it one too, silently, when nbgrader reads the notebook: this says so. An id that
+    is not an id at all is RepairStructure's (structure.py)."""
+    cells = doc.get("cells") if isinstance(doc, dict) else None
+    seen, notes = {}, []
+    for index, cell in enumerate(cells if isinstance(cells, list) else []):
+        cell_id = cell.get("id") if isinstance(cell, dict) else None
+        if not isinstance(cell_id, str) or not CELL_ID.fullmatch(cell_id):
+            continue
+        if cell_id in seen:
+            new = random_cell_id()
+            while new in seen:
+                new = random_cell_id()
+            cell["id"] = new
+            notes.append(duplicate_cell_id(index, cell_id, seen[cell_id]))
+            cell_id = new
+        seen[cell_id] = index
+    return notes
 
 
 def staged_notebook(staging: Path, student: str) -> Path:
@@ -84,6 +184,9 @@ def stage(student: str, submitted: Path, staging: Path) -> Staged:
     shutil.rmtree(staging / student, ignore_errors=True)
     if not usable_id(student):
         return Staged(problem=f"the folder name {student!r} is not a usable student id (letters, digits and _.@+- only)")
+    linked, kind = first_link(submitted, student, ASSIGNMENT)
+    if linked:  # nothing of it is read: the link could lead to the instructor's solution
+        return Staged(problem=linked_path(linked, kind))
     dest.mkdir(parents=True)
     if not src.is_dir():
         return Staged(problem=f"no {ASSIGNMENT}/ folder in the submission")
@@ -95,25 +198,11 @@ def stage(student: str, submitted: Path, staging: Path) -> Staged:
     else:
         notebooks = [(p, p.name) for p in notebooks]
     for path, name in notebooks:
-        size = path.stat().st_size
-        if size > MAX_RAW_NOTEBOOK_BYTES:
-            problems.append(f"{path.name} is larger than {MAX_RAW_NOTEBOOK_BYTES >> 20} MiB, saved outputs included: "
-                            "clear its outputs (Edit > Clear Outputs of All Cells), save and submit again")
-            continue
-        try:
-            read_notebook(path)
-        except ValueError as exc:
-            problems.append(str(exc))
-            continue
-        if size <= MAX_NOTEBOOK_BYTES:
-            shutil.copyfile(path, dest / name)
-            continue
-        stripped = without_outputs(path)
-        if len(stripped) > MAX_NOTEBOOK_BYTES:
-            problems.append(f"{path.name} is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB even without its outputs")
-            continue
-        notes.append(f"{path.name}'s saved outputs ({size >> 20} MiB) were left out, as nbgrader clears them")
-        (dest / name).write_bytes(stripped)
+        data, problem = _checked_notebook(path, notes)
+        if problem:
+            problems.append(problem)
+        else:
+            (dest / name).write_bytes(data)
     files, left_out = beside(src, ignore=EXCHANGE_FILES)  # helper modules and data files, as nbgrader would run them
     for name, data in files.items():
         (dest / name).parent.mkdir(parents=True, exist_ok=True)
@@ -122,7 +211,37 @@ def stage(student: str, submitted: Path, staging: Path) -> Staged:
     for name in EXCHANGE_FILES:  # nbgrader's own: late penalties, and release_feedback's check
         path = src / name
         if path.is_file() and not path.is_symlink() and path.stat().st_size < 4096:
-            shutil.copyfile(path, dest / name)
+            (dest / name).write_bytes(read_regular(path))
     if not (dest / NOTEBOOK).exists():
         problems.append(f"no readable {NOTEBOOK} in the submission" if notebooks else f"no notebook in {ASSIGNMENT}/")
     return Staged(notes, "; ".join(problems))
+
+
+def _checked_notebook(path: Path, notes: list) -> tuple:
+    """(the bytes to stage, "") for a notebook that can be graded, else (b"", why not); notes get what was
+    changed. Its structure is measured on the bytes before anything parses them."""
+    size = os.lstat(path).st_size
+    if size > MAX_RAW_NOTEBOOK_BYTES:
+        return b"", (f"{path.name} is larger than {MAX_RAW_NOTEBOOK_BYTES >> 20} MiB, saved outputs included: "
+                     "clear its outputs (Edit > Clear Outputs of All Cells), save and submit again")
+    try:
+        bound, data = _measured(path)
+    except OSError as exc:
+        return b"", f"{path.name} could not be read ({exc.strerror or exc})"
+    if bound:
+        return b"", beyond_bound(path.name, *bound[1:])
+    try:
+        parse_notebook(data, path)
+    except ValueError as exc:
+        return b"", str(exc)
+    doc = json.loads(data)
+    changed = unique_cell_ids(doc)
+    notes += changed
+    if size > MAX_NOTEBOOK_BYTES:
+        data = json.dumps(without_outputs(doc), ensure_ascii=False, indent=1).encode()
+        if len(data) > MAX_NOTEBOOK_BYTES:
+            return b"", f"{path.name} is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB even without its outputs"
+        notes.append(f"{path.name}'s saved outputs ({size >> 20} MiB) were left out, as nbgrader clears them")
+    elif changed:
+        data = json.dumps(doc, ensure_ascii=False, indent=1).encode()
+    return data, ""

@@ -6,8 +6,15 @@ from autograder.structure import repair_structure
 from tests.unit.test_cells import graded_cell
 
 
-def test_copies_lose_their_grade_id_and_the_last_one_keeps_it():
+def saved_notebook():
+    """An empty notebook as Jupyter saves one: with its kernel's language_info."""
     nb = nbformat.v4.new_notebook()
+    nb.metadata["language_info"] = {"name": "python", "version": "3.11.7"}
+    return nb
+
+
+def test_copies_lose_their_grade_id_and_the_last_one_keeps_it():
+    nb = saved_notebook()
     nb.cells = [graded_cell("Q5_ANSWER = 'a'", "q5_answer_solution", True),
                 graded_cell('check("q5_answer", globals())', "q5_answer", False),
                 graded_cell("Q5_ANSWER = 'b'", "q5_answer_solution", True),
@@ -24,7 +31,7 @@ def test_copies_lose_their_grade_id_and_the_last_one_keeps_it():
 
 
 def test_markdown_check_cells_and_broken_metadata_are_repaired():
-    nb = nbformat.v4.new_notebook()
+    nb = saved_notebook()
     nb.cells = [graded_cell('check("q5_answer", globals())', "q5_answer", False, "markdown"),
                 nbformat.v4.new_code_cell("x = 1")]
     nb.cells[1].metadata["nbgrader"] = {"grade": True, "solution": False}
@@ -36,7 +43,7 @@ def test_markdown_check_cells_and_broken_metadata_are_repaired():
 
 def test_deleted_exercise_cells_are_put_back_or_noted():
     from autograder.items import AUTO_ITEMS
-    nb = nbformat.v4.new_notebook()
+    nb = saved_notebook()
     nb.cells = [graded_cell("Q5_ANSWER = 'b'", "q5_answer_solution", True)]
     repairs = repair_structure(nb)
     added = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells[1:]]
@@ -45,3 +52,49 @@ def test_deleted_exercise_cells_are_put_back_or_noted():
     deleted_checks = {r.item for r in repairs if "check cell" in r.text}
     assert deleted_checks == {i.id for i in AUTO_ITEMS}
     assert {c.item for c in notebook_cells(nb)} == {i.id for i in AUTO_ITEMS}
+
+
+def damaged(change):
+    """The reference notebook with one piece of its metadata damaged by `change(nb)`."""
+    from tests.helpers import SOLUTION_NB, read
+    nb = read(SOLUTION_NB)
+    change(nb)
+    return nb
+
+
+def _grade_cell(nb, grade_id):
+    return next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+
+
+def test_damaged_metadata_is_put_back_and_noted():
+    from tests.helpers import SOLUTION_NB, read
+    reference = read(SOLUTION_NB)
+    assert [r for r in repair_structure(read(SOLUTION_NB)) if "was deleted" not in r.text] == []
+    cases = {
+        "language_info": lambda nb: nb.metadata.__setitem__("language_info", {"name": "Python 3"}),
+        "no language_info": lambda nb: nb.metadata.pop("language_info"),
+        "points": lambda nb: _grade_cell(nb, "dynamic_loss_scaler").metadata.nbgrader.__setitem__("points", "lots"),
+        "nan points": lambda nb: _grade_cell(nb, "master_weights").metadata.nbgrader.__setitem__(
+            "points", float("nan")),
+        "bool points": lambda nb: _grade_cell(nb, "q5_answer").metadata.nbgrader.__setitem__("points", True),
+        "grade id": lambda nb: _grade_cell(nb, "q5_answer_solution").metadata.nbgrader.__setitem__(
+            "grade_id", "../q5_answer_solution"),
+        "cell id": lambda nb: _grade_cell(nb, "q5_answer").__setitem__("id", "../../etc"),
+    }
+    for what, change in cases.items():
+        nb = damaged(change)
+        repairs = [r for r in repair_structure(nb) if "was deleted" not in r.text]
+        assert len(repairs) == 1 and "repaired" in repairs[0].text, (what, repairs)
+        nbformat.validate(nb)  # the schema holds again
+        assert nb.metadata.language_info["name"] == reference.metadata.language_info["name"], what
+        for cell, ref_cell in zip(nb.cells, reference.cells):
+            assert cell.metadata.get("nbgrader") == ref_cell.metadata.get("nbgrader"), what
+        assert len({c.id for c in nb.cells}) == len(nb.cells)
+
+
+def test_an_unknown_odd_grade_id_makes_an_ordinary_cell():
+    nb = saved_notebook()
+    nb.cells = [graded_cell("x = 1", "<script>", True)]
+    repairs = repair_structure(nb)
+    assert "nbgrader" not in nb.cells[0].metadata
+    assert "'<script>'" in repairs[0].text and "ordinary cell" in repairs[0].text

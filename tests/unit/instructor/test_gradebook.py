@@ -1,4 +1,5 @@
 """autograder.instructor.gradebook: grades.json and grades.csv from a gradebook and the state files."""
+import ast
 import json
 
 from autograder.instructor.course import put_alembic_on_path
@@ -62,3 +63,49 @@ def test_a_formgrader_override_shows_with_its_score_and_without_the_graders_rubr
     assert row["overridden"] == {first.id: first.points / 2}  # the grader's, kept for the record
     assert set(row["rubric"]) == {second.id}  # the grader's rubric no longer explains that score
     assert row["total"] == sum(v["score"] for v in row["items"].values())
+
+
+def _read_csv(text: str) -> list:
+    import csv
+    import io
+    return list(csv.reader(io.StringIO(text)))
+
+
+FORMULA_FOLDERS = ["=HYPERLINK(1)", "+SUM(1)", "-2+3", "@SUM(1)", "\tcmd", "\r=1+1"]
+
+
+def test_refused_folders_get_a_row_that_says_why_and_no_formula(tmp_path):
+    """Folders named like formulas are refused for grading; grades.csv names them inertly, with the reason."""
+    from autograder.instructor.grade import grade_one
+    from autograder.instructor.staging import stage
+    from autograder.sandbox import Limits
+    put_alembic_on_path()
+    submitted, db_url = tmp_path / "submitted", f"sqlite:///{tmp_path / 'gradebook.db'}"
+    for folder in FORMULA_FOLDERS:
+        (submitted / folder / "lesson20").mkdir(parents=True)
+    for folder in FORMULA_FOLDERS:  # as grade._grade_all finishes a submission with nothing to run
+        grade_one(StudentRecord(folder, "f"), stage(folder, submitted, tmp_path / ".staging"), str(tmp_path),
+                  db_url, Limits())
+    doc = export(tmp_path, db_url)
+    assert set(doc["students"]) == set(FORMULA_FOLDERS)
+    assert all(r["status"] == "failed" and "not a usable student id" in r["reason"] for r in doc["students"].values())
+    rows = _read_csv((tmp_path / "grades.csv").read_text())[1:]
+    assert len(rows) == len(FORMULA_FOLDERS)
+    for row in rows:
+        assert all(not cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in row), row
+    named = {}
+    for row in rows:  # the folder's name, quoted, then why it was not graded
+        quoted, _, why = row[0].rpartition(" (")
+        named[ast.literal_eval(quoted)] = why
+    assert named == dict.fromkeys(FORMULA_FOLDERS, "not graded: not a usable student id)")
+
+
+def test_csv_cells_that_start_like_a_formula_are_neutralised_and_numbers_kept():
+    doc = {"students": {"ada": {"items": {"q5_answer": {"score": -2.5}, "underflow_fraction": {"score": "=1+1"},
+                                          "static_loss_scaler": {"score": "-3"}},
+                                "total": -1.5, "review": {"@SUM(1)": []}}}}
+    row = dict(zip(_read_csv(to_csv(doc))[0], _read_csv(to_csv(doc))[1]))
+    assert row["student_id"] == "ada"
+    assert row["q5_answer"] == "-2.5" and row["static_loss_scaler"] == "-3" and row["total"] == "-1.5"
+    assert row["underflow_fraction"] == "'=1+1" and row["review"] == "'@SUM(1)"
+    assert row["dynamic_loss_scaler"] == ""
