@@ -45,7 +45,9 @@ class SubmissionResult:
 
     def report(self, item_id: str) -> str:
         """The student-facing text for one item: repairs and errors in its cells, then its checks."""
-        lines = _first([structure_repair(r.text) for r in self.repairs if r.item == item_id], "repairs")
+        first = next(iter(self.items), None) == item_id  # the notebook's own repairs head the first item's report
+        lines = _first([structure_repair(r.text) for r in self.repairs if r.item == item_id or (first and not r.item)],
+                       "repairs")
         lines += self.items[item_id].notes
         if self.items[item_id].review:
             lines.append(set_aside(self.items[item_id].review))

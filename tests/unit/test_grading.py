@@ -44,3 +44,10 @@ def test_an_error_names_its_cell_and_line_and_what_happened_next():
     assert "cell 3 ran past 2 s" in timeout and "the cells after it still ran" in timeout
     died = problem_text({"cell": 2, "type": "ProcessDied", "message": "exit code 3"})
     assert "cell 2" in died and "exit code 3" in died and "run again without that cell" in died
+
+
+def test_the_notebooks_own_repairs_head_the_first_items_report_only():
+    first, second = get_item("underflow_fraction"), get_item("static_loss_scaler")
+    result = SubmissionResult("graded", items={i.id: ItemResult(i, [Outcome("ran", True, "")]) for i in (first, second)},
+                              repairs=[Repair("", "the notebook's language_info was missing: repaired")])
+    assert "language_info" in result.report(first.id) and "language_info" not in result.report(second.id)

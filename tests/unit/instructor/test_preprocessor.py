@@ -28,7 +28,7 @@ def graded(tmp_path_factory):
         cell(f'check("{RIGHT}", globals())', RIGHT, get_item(RIGHT).points),
         cell("def underflow_fraction(values, dtype=None):\n    return -1.0", f"{WRONG}_solution"),
         cell(f'check("{WRONG}", globals())', WRONG, get_item(WRONG).points),
-        cell("assert True", UNKNOWN, 2)])
+        cell("assert True", UNKNOWN, 2)], metadata={"language_info": {"name": "python"}})  # as Jupyter saves it
     resources = {"nbgrader": {"student": "ada", "notebook": "lesson20"}, "metadata": {"path": str(out / "none")}}
     nb, resources = GradeOutOfProcess(limits=Limits.for_timeout(30)).preprocess(nb, resources)
     cells = {c.metadata.nbgrader.grade_id: c for c in nb.cells}
