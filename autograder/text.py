@@ -181,6 +181,8 @@ def problem_text(p: dict) -> str:
         return (f"While your notebook ran, {where} ended the Python process running it ({p['message']}), so the "
                 f"notebook was run again without that cell.{last} Look for os._exit, sys.exit, os.kill or a very "
                 "large allocation, in that cell or in a function it calls.")
+    if p["type"] == "MagicSkipped":
+        return f"While your notebook ran, in {where}: {p['message']}."
     detail = f" at {p['where']}" if p.get("where") else ""
     return f"While your notebook ran, {where} raised {p['type']}: {p['message']}{detail}"
 
@@ -262,7 +264,7 @@ def repaired_note(text: str) -> str:
 
 
 def raised_note(cell: int, exc_type: str) -> str:
-    return f"cell {cell} raised {exc_type}"
+    return f"cell {cell}: a magic or shell line was not run" if exc_type == "MagicSkipped" else f"cell {cell} raised {exc_type}"
 
 
 def out_of_time_note(item_ids: list) -> str:

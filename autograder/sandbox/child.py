@@ -128,6 +128,7 @@ class Child(Replies):
         nb = self.parts.notebook
         nb.put_files(notebook.pop("files", None) or {}, self.isolated)
         self.namespace = nb.main_namespace()
+        shell = self.namespace["get_ipython"].shell
         checking = None
         if notebook.get("audit_hook", True) is not False:  # off only by the tests' switch (session.py)
             self.trusted, self.take_flags, checking = self.parts.guard.install(self.library_roots, self.internal_files)
@@ -137,7 +138,7 @@ class Child(Replies):
         zygote = self.zygote
         problems = nb.load_cells(notebook.get("cells", []), self.namespace, describe, notebook.get("cell_seconds", 0),
                                  lambda index: self.send({"cell": index}), lambda: self.parts.process.alive(zygote),
-                                 self.trusted)
+                                 self.trusted, shell)
         with self.trusted:  # freed heap memory goes back to the system: the grader's memory baseline holds no cache
             self.malloc_trim()
         if checking is not None:

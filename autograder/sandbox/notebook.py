@@ -47,7 +47,7 @@ def _stop_cell(signum, frame):
 
 
 def load_cells(cells, namespace, describe_exception, cell_seconds=0, progress=lambda index: None,
-               zygote_alive=None, trusted=None) -> list:
+               zygote_alive=None, trusted=None, shell=None) -> list:
     """Run the notebook's cells in order, statement by statement; return the errors they raised, as plain data.
 
     As in Jupyter, a cell stops at its first error and the next cell still runs; a cell that runs
@@ -75,6 +75,8 @@ def load_cells(cells, namespace, describe_exception, cell_seconds=0, progress=la
     previous = signal.signal(signal.SIGALRM, _stop_cell)
     for cell in cells:
         progress(cell["index"])
+        if shell is not None:
+            shell.cell = cell["index"]
         signal.setitimer(signal.ITIMER_REAL, cell_seconds or 0)
         try:
             source = ipython_source(cell["source"])
@@ -109,26 +111,118 @@ def load_cells(cells, namespace, describe_exception, cell_seconds=0, progress=la
             os.write(2, f"\ncell {cell['index']} killed the other processes of the sandbox\n".encode())
             os._exit(70)
     signal.signal(signal.SIGALRM, previous)
+    for skipped in (shell.skipped if shell is not None else [])[:20]:
+        problems.append({"cell": skipped["cell"], "line": None, "type": "MagicSkipped",
+                         "message": f"{skipped['what']} was not run: {skipped['why']}", "where": ""})
     return problems[:50]
 
 
 class Shell:
-    """Stands in for IPython's shell behind get_ipython(): line magics and !shell commands do nothing (the
-    grader neither installs packages nor runs commands); a Python cell magic (%%time) runs its cell."""
+    """Stands in for IPython's shell behind get_ipython(), within the sandbox's limits: the magics that change
+    what later cells see run as IPython runs them (%%writefile, %%capture, %%bash and %%script, %cd, %env,
+    %run, %time and the Python cell magics); `!shell` lines and the magics that need what the sandbox denies
+    (installing packages, the network) or that change nothing later cells see are skipped, and each skipped
+    one is recorded (`skipped`) for the feedback."""
 
-    PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun"}
+    PYTHON_CELL_MAGICS = {"time", "timeit", "prun"}
+    SHELLS = {"bash": ["/bin/bash"], "sh": ["/bin/sh"], "script": None}
+    DENIED = {"pip": "installing packages", "conda": "installing packages", "mamba": "installing packages",
+              "system": "running shell commands", "sx": "running shell commands"}
+    QUIET = {"matplotlib", "load_ext", "autoreload", "config", "timeit", "who", "whos", "pinfo", "pinfo2",
+             "precision", "xmode", "pdb", "debug", "prun", "lsmagic", "magic", "reset_selective", "history"}
 
     def __init__(self, namespace: dict):
         self.user_ns = namespace
+        self.cell, self.skipped = None, []
+
+    def skip(self, what: str, why: str):
+        self.skipped.append({"cell": self.cell, "what": what[:120], "why": why})
 
     def run_cell_magic(self, name, line, cell):
         if name in self.PYTHON_CELL_MAGICS:
             exec(compile(cell, f"<%%{name} cell>", "exec"), self.user_ns)
+        elif name == "writefile":
+            args = line.split()
+            append = "-a" in args or "--append" in args
+            target = next((a for a in args if not a.startswith("-")), None)
+            if target is None:
+                raise ValueError("%%writefile needs a file name")
+            with open(os.path.expanduser(target.strip("'\"")), "a" if append else "w") as f:
+                f.write(cell)
+            print(f"{'Appending to' if append else 'Writing'} {target}")
+        elif name == "capture":
+            self._capture(line, cell)
+        elif name in self.SHELLS:
+            command = self.SHELLS[name] or line.split()[:1]
+            if not command:
+                raise ValueError("%%script needs a program, as in %%script bash")
+            import subprocess
+            done = subprocess.run(command, input=cell, text=True, capture_output=True)
+            print(done.stdout, end="")
+            print(done.stderr, end="", file=sys.stderr)
+        else:
+            self.skip(f"%%{name}", "the grader runs no such cell magic")
 
-    def getoutput(self, *args, **kwargs):
+    def _capture(self, line, cell):
+        import contextlib
+        import io
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            exec(compile(cell, "<%%capture cell>", "exec"), self.user_ns)
+        name = next((a for a in line.split() if not a.startswith("-")), None)
+        if name:
+            try:
+                from IPython.utils.capture import CapturedIO
+                self.user_ns[name] = CapturedIO(out, err, [])
+            except ImportError:
+                self.user_ns[name] = out.getvalue()
+
+    def run_line_magic(self, name, line, _stack_depth=None):
+        if name == "cd":
+            os.chdir(os.path.expanduser(line.strip().strip("'\"") or "~"))
+        elif name in ("env", "set_env"):
+            key, _, value = line.strip().replace("=", " ", 1).partition(" ")
+            if key and value:
+                os.environ[key] = value.strip()
+            return dict(os.environ) if not key else os.environ.get(key)
+        elif name == "run":
+            self._run(line)
+        elif name == "time":
+            exec(compile(line, "<%time line>", "exec"), self.user_ns)
+        elif name in self.DENIED:
+            self.skip(f"%{name} {line}", f"the grader's sandbox does not allow {self.DENIED[name]}")
+        elif name not in self.QUIET:
+            self.skip(f"%{name} {line}", "the grader runs no such line magic")
+
+    def _run(self, line):
+        """%run [-i] file.py [args]: the file as __main__, then its names in the notebook's namespace."""
+        import runpy
+        import shlex
+        args = shlex.split(line)
+        inside = "-i" in args
+        args = [a for a in args if not a.startswith("-")]
+        if not args:
+            raise ValueError("%run needs a file")
+        saved = sys.argv
+        sys.argv = args
+        try:
+            if inside:
+                with open(args[0]) as f:
+                    exec(compile(f.read(), args[0], "exec"), self.user_ns)
+            else:
+                found = runpy.run_path(args[0], run_name="__main__")
+                self.user_ns.update({k: v for k, v in found.items() if not k.startswith("__")})
+        finally:
+            sys.argv = saved
+
+    def system(self, command, *args, **kwargs):
+        self.skip(f"!{command}", "the grader runs no shell commands (and has no network)")
+
+    def getoutput(self, command, *args, **kwargs):
+        self.skip(f"!{command}", "the grader runs no shell commands (and has no network)")
         return []
 
-    def __getattr__(self, name):  # run_line_magic, system, and whatever else a cell asks of it
+    def __getattr__(self, name):  # whatever else a cell asks of it
         return lambda *args, **kwargs: None
 
 
@@ -137,7 +231,8 @@ def kernel_namespace(namespace: dict = None) -> dict:
     namespace = {} if namespace is None else namespace
     namespace.update({"__name__": "__main__", "__builtins__": __builtins__})
     shell = Shell(namespace)
-    namespace["get_ipython"] = lambda: shell
+    namespace["get_ipython"] = get_ipython = lambda: shell  # noqa: E731
+    get_ipython.shell = shell  # for the cell loader, taken before any student code
     try:
         from IPython.display import display
         namespace["display"] = display
@@ -170,11 +265,10 @@ def guarded_namespaces(torch) -> dict:
 
 def put_files(files: dict, isolated: bool):
     """The files handed in beside the notebook, read-only, in the notebook's working folder (the sandbox's
-    private /tmp; a new temporary folder when the sandbox is not isolated), which goes first on sys.path so
-    that `import helpers` finds helpers.py, as in a kernel started beside it. Nothing is compiled to .pyc."""
+    private /tmp; a new temporary folder when the sandbox is not isolated). The working folder comes first on
+    sys.path, as "" does in a kernel, so that `import helpers` finds helpers.py beside the notebook, or one a
+    %%writefile cell wrote (after a %cd, in the new folder). Nothing is compiled to .pyc."""
     sys.dont_write_bytecode = True
-    if not files:
-        return
     folder = os.getcwd() if isolated else tempfile.mkdtemp(prefix="lesson20-files-")
     for name, encoded in files.items():
         parts = str(name).split("/")
@@ -188,7 +282,7 @@ def put_files(files: dict, isolated: bool):
             f.write(base64.b64decode(encoded))
         os.chmod(path, 0o444)
     os.chdir(folder)
-    sys.path.insert(0, folder)
+    sys.path.insert(0, "")
 
 
 class _Untrusted:
