@@ -35,7 +35,54 @@ class Drain(threading.Thread):
         lines = bytes(self.kept[-600:]).decode(errors="replace").strip().splitlines()
         return lines[-1] if lines else ""
 
-class Channel:
+class ItemMessages:
+    """What the child says about the items' forks (a mixin of Channel: it reads with Channel.line)."""
+
+    def template_message(self, kind: str, deadline: float, nonce: str = None):
+        """The child's next message of this kind ("forked", "item_done"), signed with its own key (and carrying
+        `nonce`, if given); what else comes first is skipped as forged. None if the child died."""
+        while True:
+            message = self.line(deadline, lenient=True)
+            if message is None:
+                return None
+            if kind in message and (nonce is None or message.get("nonce") == nonce) \
+                    and self.authentic(key=self.template_key):
+                return message
+            self.forged += 1
+
+    def item_ready(self, deadline: float, nonce: str):
+        """The item's fork's word that it holds its stand-ins, signed with the item's key; None if it died."""
+        while True:
+            message = self.line(deadline, lenient=True)
+            if message is None:
+                return None
+            if "item_done" in message and self.authentic(key=self.template_key):
+                self.fork_ended = message
+                return None
+            if message.get("item_ready") is True and message.get("nonce") == nonce and self.authentic():
+                return message
+            self.forged += 1
+
+    def hello(self, deadline: float, nonce: str):
+        """Read the child's progress ({"cell": i}, kept in .cell) until its hello, which must carry the
+        nonce the grader sent; None if it died first."""
+        while True:
+            message = self.line(deadline, lenient=True)
+            if message is None:
+                return None
+            if "ready" in message and message.get("nonce") == nonce and self.authentic():
+                break
+            if "cell" in message and "ready" not in message:
+                self.cell = message["cell"] if isinstance(message["cell"], int) else None
+            else:
+                self.forged += 1
+        self.cell = None
+        if message.get("ready") is not True:
+            raise ValueError("the sandbox did not start properly")
+        return message
+
+
+class Channel(ItemMessages):
     """One submission's child: the request and reply pipes (protocol.py's framing), and the drains of its
     stdout and stderr."""
 
@@ -101,49 +148,6 @@ class Channel:
         HMAC, under this run's key (default: the current one), that the grader sent. Student code in the same
         process may own the pipe (dup2) and read every request, but never the key."""
         return authentic(self.key if key is None else key, self.tag, self.raw, payload)
-
-    def template_message(self, kind: str, deadline: float, nonce: str = None):
-        """The child's next message of this kind ("forked", "item_done"), signed with its own key (and carrying
-        `nonce`, if given); what else comes first is skipped as forged. None if the child died."""
-        while True:
-            message = self.line(deadline, lenient=True)
-            if message is None:
-                return None
-            if kind in message and (nonce is None or message.get("nonce") == nonce) \
-                    and self.authentic(key=self.template_key):
-                return message
-            self.forged += 1
-
-    def item_ready(self, deadline: float, nonce: str):
-        """The item's fork's word that it holds its stand-ins, signed with the item's key; None if it died."""
-        while True:
-            message = self.line(deadline, lenient=True)
-            if message is None:
-                return None
-            if "item_done" in message and self.authentic(key=self.template_key):
-                self.fork_ended = message
-                return None
-            if message.get("item_ready") is True and message.get("nonce") == nonce and self.authentic():
-                return message
-            self.forged += 1
-
-    def hello(self, deadline: float, nonce: str):
-        """Read the child's progress ({"cell": i}, kept in .cell) until its hello, which must carry the
-        nonce the grader sent; None if it died first."""
-        while True:
-            message = self.line(deadline, lenient=True)
-            if message is None:
-                return None
-            if "ready" in message and message.get("nonce") == nonce and self.authentic():
-                break
-            if "cell" in message and "ready" not in message:
-                self.cell = message["cell"] if isinstance(message["cell"], int) else None
-            else:
-                self.forged += 1
-        self.cell = None
-        if message.get("ready") is not True:
-            raise ValueError("the sandbox did not start properly")
-        return message
 
     def answer(self, request_id: int, deadline: float, limit: int, nonce: str):
         """The child's plain-data answer to request `request_id`, whose reply must carry `nonce`; None if it

@@ -90,7 +90,77 @@ class Replies:
 
 
 
-class Child(Replies):
+class Template(Replies):
+    """The child once its notebook has run: it forks one process per item, one at a time, and cleans up after
+    each (a base of Child, whose serve_item each fork runs)."""
+
+    def become_template(self) -> list:
+        """Fork the template off the notebook's process, which then exits: the notebook's threads end with it,
+        and every other process the notebook started is ended, so that nothing but the item's own fork can
+        use or free memory while an item's call is measured. Returns the flags for what is left running."""
+        process = self.parts.process
+        flush(self.stdout, self.stderr)
+        self.one_thread()
+        with self.trusted:
+            gc.collect()  # here, where the student's finalizers may still run
+        if os.fork() != 0:
+            os._exit(0)  # the notebook's process, and its threads with it
+        # what exists now the forks' garbage collector never visits: a collection would write to every object's
+        # header and so copy every page of the template into the fork, memory a measured call would be charged
+        gc.freeze()
+        process.quiet_signals()
+        with self.trusted:  # ctypes, for prctl: the audit hook's door for the grader's own calls
+            process.set_dumpable(False)
+            process.become_subreaper()
+        return self.alone()
+
+    def alone(self) -> list:
+        """End every other process of the sandbox but the zygote; a flag if this process runs another thread
+        (started by code the student registered to run at a fork)."""
+        cleanup = self.parts.cleanup
+        ended = cleanup.end_processes(cleanup.processes(self.isolated, os.getpgid(0)) - {self.zygote})
+        threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
+        return ([] if ended else ["leaving processes the grader could not end"]) + (
+            [] if threads == 1 else ["running code of its own while the grader forks (a thread)"])
+
+    def fresh_probes(self) -> dict:
+        """A new copy of the probes for each request, with the objects they hand out from a second copy."""
+        props, namespace = {"__name__": "lesson20_props"}, {"__name__": "lesson20_probes"}
+        for code in self.probes_code:
+            self.exec_(code, props)
+        for code in self.probes_code:
+            self.exec_(code, namespace)
+        namespace["PROPS"] = props
+        namespace["TRUSTED"] = props["TRUSTED"] = self.trusted
+        return namespace
+
+    def serve_items(self):
+        """Fork one process per item the grader names, one at a time, and clean up after each."""
+        cleanup = self.parts.cleanup
+        keep = cleanup.mounts_within(cleanup.WRITABLE) if self.isolated else frozenset()
+        snapshot = cleanup.Snapshot(cleanup.WRITABLE, keep) if self.isolated else None
+        while True:
+            command = self.next_message()
+            if command is None or "fork" not in command:
+                return
+            item, nonce = self.str(command.get("fork")), self.str(command.get("nonce", ""))
+            flush(self.stdout, self.stderr)  # what is buffered is written once, not by every fork
+            self.one_thread()
+            with self.trusted:  # no code of the student's runs in the fork before its first request
+                pid = self.parts.process.raw_fork()
+            if pid == 0:
+                try:
+                    self.serve_item(item, nonce)
+                finally:
+                    os._exit(0)
+            status = wait(pid)
+            left = self.alone()
+            restored = snapshot.restore() if snapshot is not None else True
+            self.send({"item_done": item, "nonce": nonce, "status": status, "clean": not left and restored,
+                       "flags": left})
+
+
+class Child(Template):
     """The request loop of one submission: the notebook, the template's loop, and one item's fork."""
 
     def __init__(self, fds, torch, parts, library_roots, internal_files, isolated=True):
@@ -146,73 +216,6 @@ class Child(Replies):
         alone = self.become_template()
         self.send({"ready": True, "nonce": nonce, "problems": problems, "flags": self.flags() + alone})
         self.serve_items()
-
-    def become_template(self) -> list:
-        """Fork the template off the notebook's process, which then exits: the notebook's threads end with it,
-        and every other process the notebook started is ended, so that nothing but the item's own fork can
-        use or free memory while an item's call is measured. Returns the flags for what is left running."""
-        process = self.parts.process
-        flush(self.stdout, self.stderr)
-        self.one_thread()
-        with self.trusted:
-            gc.collect()  # here, where the student's finalizers may still run
-        if os.fork() != 0:
-            os._exit(0)  # the notebook's process, and its threads with it
-        # what exists now the forks' garbage collector never visits: a collection would write to every object's
-        # header and so copy every page of the template into the fork, memory a measured call would be charged
-        gc.freeze()
-        process.quiet_signals()
-        with self.trusted:  # ctypes, for prctl: the audit hook's door for the grader's own calls
-            process.set_dumpable(False)
-            process.become_subreaper()
-        return self.alone()
-
-    def alone(self) -> list:
-        """End every other process of the sandbox but the zygote; a flag if this process runs another thread
-        (started by code the student registered to run at a fork)."""
-        cleanup = self.parts.cleanup
-        ended = cleanup.end_processes(cleanup.processes(self.isolated, os.getpgid(0)) - {self.zygote})
-        threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
-        return ([] if ended else ["leaving processes the grader could not end"]) + (
-            [] if threads == 1 else ["running code of its own while the grader forks (a thread)"])
-
-    def fresh_probes(self) -> dict:
-        """A new copy of the probes for each request, with the objects they hand out from a second copy."""
-        props, namespace = {"__name__": "lesson20_props"}, {"__name__": "lesson20_probes"}
-        for code in self.probes_code:
-            self.exec_(code, props)
-        for code in self.probes_code:
-            self.exec_(code, namespace)
-        namespace["PROPS"] = props
-        namespace["TRUSTED"] = props["TRUSTED"] = self.trusted
-        return namespace
-
-    # ---- the template ----
-
-    def serve_items(self):
-        """Fork one process per item the grader names, one at a time, and clean up after each."""
-        cleanup = self.parts.cleanup
-        keep = cleanup.mounts_within(cleanup.WRITABLE) if self.isolated else frozenset()
-        snapshot = cleanup.Snapshot(cleanup.WRITABLE, keep) if self.isolated else None
-        while True:
-            command = self.next_message()
-            if command is None or "fork" not in command:
-                return
-            item, nonce = self.str(command.get("fork")), self.str(command.get("nonce", ""))
-            flush(self.stdout, self.stderr)  # what is buffered is written once, not by every fork
-            self.one_thread()
-            with self.trusted:  # no code of the student's runs in the fork before its first request
-                pid = self.parts.process.raw_fork()
-            if pid == 0:
-                try:
-                    self.serve_item(item, nonce)
-                finally:
-                    os._exit(0)
-            status = wait(pid)
-            left = self.alone()
-            restored = snapshot.restore() if snapshot is not None else True
-            self.send({"item_done": item, "nonce": nonce, "status": status, "clean": not left and restored,
-                       "flags": left})
 
     # ---- one item's fork ----
 
