@@ -1,6 +1,6 @@
 # Two entry points (see README): `make lesson` opens the lesson, `make test` runs the tests.
 # Both create .venv on first use. torch==2.13.0 is installed first: on the course machines it is a
-# local CPU build; pyproject.toml itself only asks for torch>=2.2. `make lesson TORCH=torch` takes
+# local CPU build; pyproject.toml itself only asks for torch>=2.3. `make lesson TORCH=torch` takes
 # PyPI's default build instead (CUDA on Linux).
 # While working: `make lint` (ruff, which CI runs before `make test`) and `make test-fast` (the tests
 # not marked slow, browser or postgres).

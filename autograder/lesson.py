@@ -10,15 +10,20 @@ DEVICE_VARIABLE = "LESSON20_DEVICE"
 
 
 def pick_device() -> torch.device:
-    """CUDA when torch sees a GPU, else CPU; LESSON20_DEVICE=cpu or =cuda forces one."""
+    """CUDA when torch sees a GPU, else CPU; LESSON20_DEVICE=cpu, =cuda or =cuda:N forces one."""
     forced = os.environ.get(DEVICE_VARIABLE, "").strip().lower()
-    if forced not in ("", "cpu", "cuda"):
-        raise ValueError(f"{DEVICE_VARIABLE}={forced!r}: use 'cpu' or 'cuda', or leave it unset")
-    if forced == "cuda" and not torch.cuda.is_available():
-        raise RuntimeError(f"{DEVICE_VARIABLE}=cuda, but torch sees no CUDA GPU on this machine")
-    if forced:
-        return torch.device(forced)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if not forced:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    kind, _, index = forced.partition(":")
+    if kind not in ("cpu", "cuda") or (index and not (kind == "cuda" and index.isdigit())):
+        raise ValueError(f"{DEVICE_VARIABLE}={forced!r}: use 'cpu', 'cuda' or 'cuda:N' (a GPU's index), or leave it unset")
+    if kind == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError(f"{DEVICE_VARIABLE}={forced}, but torch sees no CUDA GPU on this machine")
+        if index and int(index) >= torch.cuda.device_count():
+            raise RuntimeError(f"{DEVICE_VARIABLE}={forced}, but torch sees {torch.cuda.device_count()} GPU(s): "
+                               f"the indices are 0 to {torch.cuda.device_count() - 1}")
+    return torch.device(forced)
 
 
 def is_autograding() -> bool:

@@ -12,6 +12,19 @@ def test_a_forced_device_is_taken_and_a_wrong_one_named(monkeypatch):
     monkeypatch.setenv(lesson.DEVICE_VARIABLE, "tpu")
     with pytest.raises(ValueError, match=lesson.DEVICE_VARIABLE):
         lesson.pick_device()
+    monkeypatch.setenv(lesson.DEVICE_VARIABLE, "cuda:x")
+    with pytest.raises(ValueError, match="cuda:N"):
+        lesson.pick_device()
+
+
+def test_a_gpus_index_is_taken_and_checked(monkeypatch):
+    monkeypatch.setenv(lesson.DEVICE_VARIABLE, "cuda:1")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert lesson.pick_device() == torch.device("cuda:1")
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(RuntimeError, match="indices are 0 to 0"):
+        lesson.pick_device()
 
 
 def test_demos_run_short_only_under_the_autograder(monkeypatch):
