@@ -10,6 +10,7 @@ wheel, then `jupyter lab lesson20.ipynb` from that venv, in a folder without the
 The tests without the `browser` marker need no browser and run wherever the rest of the suite does.
 """
 import asyncio
+import concurrent.futures
 import html
 import json
 import os
@@ -102,7 +103,10 @@ def open_as_a_student(server, name: str, timeout: float = 120) -> dict:
                 socket.close()
                 return message["content"]
 
-    return asyncio.run(asyncio.wait_for(execute(), timeout))
+    # in a thread of its own: after a Playwright test, this thread's event loop is Playwright's, still running,
+    # and asyncio.run() refuses to start a second one in it
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(asyncio.wait_for(execute(), timeout))).result()
 
 
 def test_make_lesson_serves_the_lesson_with_a_clean_log(jupyter_server):
