@@ -254,6 +254,8 @@ def build_model(spec: dict, sizes: list = None) -> nn.Module:
             layers.append((first(nn.Linear) if i == 0 else nn.Linear)(fan_in, fan_out, bias=spec.get("bias", True)))
             if i < len(sizes_) - 2:
                 layers.append(nn.Tanh() if spec.get("act") == "tanh" else nn.ReLU())
+        if spec.get("batch_norm"):  # buffers beside the parameters (running statistics), as real models have
+            layers.insert(1, nn.BatchNorm1d(sizes_[1]))
         model = nn.Sequential(*layers)
     elif spec["arch"] == "embed":
         model = Embedder(spec["vocab"], spec["dim"], spec["classes"], first(nn.Embedding))

@@ -55,11 +55,13 @@ def loss_scaler(ns, cls="StaticLossScaler", init=None, loss_weights=None, values
 
 
 @probe
-def scaler_updates(ns, init=None, found_infs=()):
-    """Construct a DynamicLossScaler and feed it a sequence of found_inf flags; report the scales."""
+def scaler_updates(ns, init=None, found_infs=(), args=()):
+    """Construct a DynamicLossScaler (positional `args`, then keywords `init`) and feed it a sequence of
+    found_inf flags; report the scales."""
     Scaler = lookup(ns, "DynamicLossScaler")
-    init = init or {}
-    scaler = call(f"DynamicLossScaler({kwargs_text(init)})", Scaler, **init)
+    init, args = init or {}, list(args)
+    shown = ", ".join([*(repr(a) for a in args), *([kwargs_text(init)] if init else [])])
+    scaler = call(f"DynamicLossScaler({shown})", Scaler, *args, **init)
     scales = [describe(getattr(scaler, "scale", None))]
     for step, found in enumerate(found_infs):
         call(f"scaler.update({found}) at update {step + 1}", scaler.update, bool(found))

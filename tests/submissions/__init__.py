@@ -343,12 +343,13 @@ def _all_variants() -> dict:
     from .hostile_reading import HOSTILE_READING
     from .hostile_round5 import HOSTILE_ROUND5
     from .magics import MAGICS
+    from .contract import CONTRACT_BUGS
     from .hostile_redteam import HOSTILE_REDTEAM
     from .realistic import REALISTIC
     everything = [Variant("reference", "reference", doc="the instructor's code, as a student would submit it"),
                   Variant("stub", "stub", doc="the released student notebook, untouched"),
                   *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *HOSTILE_DECODING, *HOSTILE_ORACLE, *REALISTIC,
-                  *HOSTILE_HTML, *HOSTILE_REDTEAM, *HONEST, *HOSTILE_READING, *HOSTILE_ROUND5, *MAGICS]
+                  *HOSTILE_HTML, *HOSTILE_REDTEAM, *HONEST, *HOSTILE_READING, *HOSTILE_ROUND5, *MAGICS, *CONTRACT_BUGS]
     by_name = {}
     for v in everything:
         if v.name in by_name:

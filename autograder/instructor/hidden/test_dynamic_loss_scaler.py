@@ -99,3 +99,17 @@ def test_dynamic_unscale_on_generator(student, reference):
     assert diff == 0 and got["found_inf"]["value"] is True, (
         "DynamicLossScaler(init_scale=4.0).unscale_(a generator of 3 params, one grad None, one NaN) should "
         f"divide the grads by 4 and return True; {where or 'the result'} differs.")
+
+
+@pytest.mark.behaviour("backoff")
+def test_the_constructor_takes_its_arguments_in_order(student):
+    """DynamicLossScaler(init_scale, growth_factor, backoff_factor, growth_interval), called positionally:
+    the signature is the contract"""
+    args, flags_ = [2.0**10, 4.0, 0.125, 3], [False, False, False, True, False, True]
+    init = dict(zip(("init_scale", "growth_factor", "backoff_factor", "growth_interval"), args))
+    want = torch_scales(**init, found_infs=flags_)
+    got = [number(g) for g in student.run("scaler_updates", args=args, found_infs=flags_)["scales"]]
+    assert got == want, (
+        f"DynamicLossScaler(1024.0, 4.0, 0.125, 3), its arguments given in order, then updates "
+        f"{['inf' if f else 'ok' for f in flags_]}: the scales should be {want}, but they were {got}. The "
+        "parameters come in this order: init_scale, growth_factor, backoff_factor, growth_interval.")

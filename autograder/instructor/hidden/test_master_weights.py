@@ -11,18 +11,21 @@ FP16 = {"arch": "mlp", "sizes": [5, 9, 7, 2], "seed": 11, "dtype": "float16"}
 BF16 = {"arch": "mlp", "sizes": [3, 4, 2], "seed": 12, "dtype": "bfloat16"}
 FP32 = {"arch": "mlp", "sizes": [4, 5, 3], "seed": 13, "dtype": "float32"}
 FROZEN = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 14, "dtype": "float16", "frozen": "0.bias"}
+BUFFERS = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 15, "dtype": "float16", "batch_norm": True}  # BatchNorm's statistics
 
 
 @pytest.mark.behaviour("fp32_leaves")
-@pytest.mark.parametrize("model", [FP16, BF16, FROZEN], ids=["fp16 3 layers", "bf16", "fp16, a frozen bias"])
+@pytest.mark.parametrize("model", [FP16, BF16, FROZEN, BUFFERS],
+                         ids=["fp16 3 layers", "bf16", "fp16, a frozen bias", "fp16 with BatchNorm's buffers"])
 def test_masters_match_reference(student, reference, model):
     """make_master_params gives fp32 leaves with the model's values, one per parameter"""
     got = student.run("make_master_params", model=model)
     want = reference.run("make_master_params", model=model)
     assert got["length"] == want["length"], (
         f"make_master_params returned {got['length']} masters for a model with {want['length']} parameters "
-        f"({model['dtype']}{', one of them frozen' if 'frozen' in model else ''}). Hint: one per tensor in "
-        "model.parameters(), frozen ones included.")
+        f"({model['dtype']}{', one of them frozen' if 'frozen' in model else ''}"
+        f"{', and BatchNorm buffers beside them' if model.get('batch_norm') else ''}). Hint: one per tensor in "
+        "model.parameters(), frozen ones included; a state_dict() also holds buffers (running statistics).")
     for i, (g, w) in enumerate(zip(got["masters"], want["masters"])):
         ok = (g.get("type") == "Tensor" and g["dtype"] == "float32" and g["is_leaf"] and g["requires_grad"]
               and max_abs_diff(g["value"], w["value"]) == 0)
@@ -103,8 +106,8 @@ def test_grads_match_reference(student, reference, model, as_generator):
 
 
 @pytest.mark.behaviour("copy_back_any_dtype")
-@pytest.mark.parametrize("model,as_generator", [(FP16, True), (BF16, False), (FP32, False)],
-                         ids=["fp16 generator", "bf16 list", "fp32 list"])
+@pytest.mark.parametrize("model,as_generator", [(FP16, True), (BF16, False), (FP32, False), (BUFFERS, False)],
+                         ids=["fp16 generator", "bf16 list", "fp32 list", "fp16 with BatchNorm's buffers"])
 def test_copy_back_matches_reference(student, reference, model, as_generator):
     """master_params_to_model_params rounds masters into the same parameters, leaving the masters alone"""
     g = torch.Generator().manual_seed(4)

@@ -139,6 +139,22 @@ def test_overflow_changes_nothing(student, reference, optimizer):
             f"but it is {shown(g['scale'])}: call scaler.update(found_inf) once per step.")
 
 
+@pytest.mark.behaviour("overflow_skips")
+def test_the_next_clean_call_steps_after_an_overflow(student, reference):
+    """After a skipped call, the next clean call steps: skipping an overflow lets training go on"""
+    scaler = {"init_scale": 2.0**40, "backoff_factor": 2.0**-36}  # overflows once, then 2^4: clean
+    got, want, start = run_both(student, reference, optimizer=MOMENTUM, steps=2, scaler=scaler)
+    _, first = pair(got["steps"][0])
+    _, second = pair(got["steps"][1])
+    assert first == 0.0, (f"call 1 with scale 2^40 overflows; it should return stepped=False, but returned "
+                          f"{shown(got['steps'][0]['returned'])}.")
+    assert second == 1.0, (
+        f"call 2, with the scale backed off to 2^4, is clean and should step, but returned "
+        f"{shown(got['steps'][1]['returned'])}: one overflow stopped training. Clear the gradients at the start of "
+        "every call (the inf gradients of the skipped call must not carry over), and unscale only this call's.")
+    assert_like_reference(got, want, start, "an overflowing call, then a clean one")
+
+
 @pytest.mark.behaviour("stale_grads")
 def test_stale_gradients_do_not_matter(student, reference):
     """Gradients left on the model and the masters before the call do not leak into the step"""
