@@ -139,6 +139,7 @@ def make_master_params(ns, model):
             p.add_(1)
     out["after_model_changed"] = [plain_tensor(m) if isinstance(m, torch.Tensor) else None for m in masters]
     out["model_dtypes"] = [dtype_name(p) for p in params]
+    out["model_devices"] = [str(attr(p, "device")) for p in params]
     return out
 
 

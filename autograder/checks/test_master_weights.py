@@ -47,6 +47,10 @@ def test_one_fp32_leaf_per_parameter(student):
         assert m["is_leaf"] and m["requires_grad"], (
             f"master {i}: is_leaf={m['is_leaf']}, requires_grad={m['requires_grad']}; both must be True so the "
             "optimizer can own it. Hint: detach() the copy, then .requires_grad_(True).")
+        assert m["device"] == out["model_devices"][i], (
+            f"master {i} is on {m['device']}, its parameter on {out['model_devices'][i]}: each master lives on its "
+            "parameter's device. Hint: keep the device the copy comes from (p.detach().to(torch.float32, copy=True)); "
+            "never .cuda() or a DEVICE constant, which the grader, on a CPU, does not have.")
 
 
 @pytest.mark.behaviour("separate_copies")
