@@ -112,7 +112,12 @@ class Template(Replies):
         with self.trusted:  # ctypes, for prctl: the audit hook's door for the grader's own calls
             process.set_dumpable(False)
             process.become_subreaper()
-        return self.alone()
+        left = self.alone()
+        with self.trusted:
+            self.parts.cleanup.remove_ipc()
+            process.privatize_shared_memory()
+            self.malloc_trim()
+        return left
 
     def alone(self) -> list:
         """End every other process of the sandbox but the zygote; a flag if this process runs another thread
@@ -155,8 +160,10 @@ class Template(Replies):
                     os._exit(0)
             status = wait(pid)
             left = self.alone()
-            restored = snapshot.restore() if snapshot is not None else True
-            self.send({"item_done": item, "nonce": nonce, "status": status, "clean": not left and restored,
+            with self.trusted:
+                cleanup.remove_ipc()
+            restored = snapshot.restore() if snapshot is not None else True  # False: too large to keep, left as is
+            self.send({"item_done": item, "nonce": nonce, "status": status, "clean": not left, "restored": restored,
                        "flags": left})
 
 

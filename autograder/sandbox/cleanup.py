@@ -4,7 +4,6 @@ wrote to the only writable folders, /tmp and /dev/shm.
 Only the standard library: worker.py loads this file by path inside the sandbox.
 """
 import os
-import shutil
 import signal
 import stat
 import time
@@ -101,8 +100,7 @@ def reap(isolated: bool, children: dict, keep=frozenset()):
     if isolated:
         for folder in WRITABLE:
             empty(folder, keep)
-        if shutil.which("ipcrm"):  # SysV shared memory, semaphores and queues outlive their processes
-            os.spawnv(os.P_WAIT, shutil.which("ipcrm"), ["ipcrm", "--all"])
+        remove_ipc()
         others = others or leftovers(keep)
     return status, not others
 
@@ -152,12 +150,40 @@ def end_processes(pids, seconds: float = 5.0) -> bool:
 
 
 def running(pid: int) -> bool:
-    """Whether the process is there and not a zombie (a child's zombie waits for its parent: it runs nothing)."""
+    """Whether the process is there and not a zombie: one of its threads runs (a process whose first thread
+    ended alone shows as a zombie, yet its other threads run on). A zombie waits for its parent: it runs nothing."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
         return False
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/stat") as f:
+                if f.read().rsplit(")", 1)[-1].split()[0] not in ("Z", "X"):
+                    return True
+        except (OSError, IndexError):
+            continue
+    return False
+
+
+def remove_ipc():
+    """Remove every SysV shared memory segment, semaphore set and message queue of the sandbox's IPC namespace:
+    they outlive their processes, and a segment made earlier is memory a later process could use without being
+    charged for it. By system call, not by running ipcrm: no process is started (and no at-fork callback runs)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return
+    for kind, remove in (("shm", lambda i: libc.shmctl(i, 0, None)), ("sem", lambda i: libc.semctl(i, 0, 0)),
+                         ("msg", lambda i: libc.msgctl(i, 0, None))):  # 0: IPC_RMID
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                ids = [int(line.split()[1]) for line in f.readlines()[1:] if len(line.split()) > 1]
+        except (OSError, ValueError):
+            continue
+        for ipc_id in ids:
+            remove(ipc_id)
 
 
 class Snapshot:
@@ -167,7 +193,7 @@ class Snapshot:
     Held in this process's memory: it is the student's own files. A folder holding more than `max_bytes`
     or `max_entries` is not kept (`complete` is False), and then only emptied."""
 
-    def __init__(self, folders, keep=frozenset(), max_bytes: int = 64 * 2**20, max_entries: int = 10_000):
+    def __init__(self, folders, keep=frozenset(), max_bytes: int = 256 * 2**20, max_entries: int = 10_000):
         self.folders, self.keep = tuple(folders), keep
         self.entries, self.complete = [], True
         size = 0

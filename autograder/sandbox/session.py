@@ -83,8 +83,13 @@ class Sandbox(Loading, ItemForks):
             # be let go of during the call to hide what the call keeps (what the template holds stays the
             # template's: a fork that frees it gives nothing back)
             self._close_fork(deadline - time.monotonic())
-            if self.channel is None:
-                raise SandboxError("crashed", "the child ended", doing, died=True)
+            if self.channel is None:  # what the item left could not be ended: the notebook runs again first
+                self.restarts += 1
+                try:
+                    self.start(min(within, self.limits.notebook_seconds))
+                finally:
+                    self.reload_seconds += self.start_seconds
+                deadline = time.monotonic() + min(timeout, within - self.reload_seconds)
         if not self.fork_open:
             self._open_fork(deadline, doing)
         memory = Measurement(cgroup)

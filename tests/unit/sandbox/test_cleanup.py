@@ -34,3 +34,17 @@ def test_the_processes_started_since_are_ended():
     started = processes(False, group) - before
     assert child.pid in started
     assert end_processes(started) and child.poll() is not None
+
+
+def test_a_process_whose_first_thread_ended_alone_still_counts_as_running():
+    """Its /proc entry says zombie, yet its other thread runs: it is ended like any other (round 6's helper)."""
+    code = ("import ctypes, threading, time\n"
+            "threading.Thread(target=lambda: time.sleep(60)).start()\n"
+            "time.sleep(0.2)\n"
+            "ctypes.CDLL(None).syscall(60, 0)  # SYS_exit: this thread only\n")
+    child = subprocess.Popen([sys.executable, "-c", code])
+    import time
+    time.sleep(1.0)
+    from autograder.sandbox.cleanup import running
+    assert running(child.pid)
+    assert end_processes({child.pid}) and child.wait(timeout=5) is not None
