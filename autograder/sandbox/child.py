@@ -6,7 +6,7 @@ an HMAC key; every message is signed with a key and every reply carries its requ
 student's code writes to the reply pipe cannot pass for an answer. Before the first cell an audit hook
 (guard.py) closes the side doors to the grader's code, and a snapshot is taken of what the probes rely on.
 
-Then, for each item, in the lesson's order (see grading.stand_ins for why the order matters):
+Then, for each item, in the lesson's order (see stand_in.py for why the order matters):
   grader -> template: {"fork": item, "nonce"}      template forks; the fork says {"forked": item, "nonce"}
   grader -> fork:     {"key", "imports", "units", "bind", "nonce"}: the item's own key and its stand-ins,
                       read by the fork alone (the template never holds them) -> {"item_ready": true, "nonce"}
@@ -114,7 +114,8 @@ class Template(Replies):
             process.become_subreaper()
         left = self.alone()
         with self.trusted:
-            self.parts.cleanup.remove_ipc()
+            if self.isolated:  # the sandbox's own IPC namespace; outside it these are the machine's
+                self.parts.cleanup.remove_ipc()
             process.privatize_shared_memory()
             self.malloc_trim()
         return left
@@ -160,8 +161,9 @@ class Template(Replies):
                     os._exit(0)
             status = wait(pid)
             left = self.alone()
-            with self.trusted:
-                cleanup.remove_ipc()
+            if self.isolated:
+                with self.trusted:
+                    cleanup.remove_ipc()
             restored = snapshot.restore() if snapshot is not None else True  # False: too large to keep, left as is
             self.send({"item_done": item, "nonce": nonce, "status": status, "clean": not left, "restored": restored,
                        "flags": left})

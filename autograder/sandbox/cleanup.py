@@ -167,7 +167,8 @@ def running(pid: int) -> bool:
 
 
 def remove_ipc():
-    """Remove every SysV shared memory segment, semaphore set and message queue of the sandbox's IPC namespace:
+    """Remove every SysV shared memory segment, semaphore set and message queue of the sandbox's IPC namespace
+    (call it only inside the sandbox, which has an IPC namespace of its own):
     they outlive their processes, and a segment made earlier is memory a later process could use without being
     charged for it. By system call, not by running ipcrm: no process is started (and no at-fork callback runs)."""
     try:
