@@ -230,10 +230,9 @@ def mixed_precision_train_step(model, master_params, optimizer, scaler, loss_fn,
     return total_loss
 '''), doc="torch.utils.checkpoint.checkpoint(model, x, use_reentrant=False) for each micro-batch's forward in "
           "accumulate_gradients (the same gradients: the forward is recomputed exactly)"),
-    # In a kernel (python -m tests.submissions.in_jupyter) this gets full marks. In the sandbox, today, dynamo
-    # cannot run: importing torch._dynamo rebinds torch.manual_seed and torch.nn.Module.__init__/__setstate__
-    # (flagged as a rebinding), and it builds code objects with types.CodeType (denied and flagged); after
-    # that, inductor writes and loads a .so of its own.
+    # In a kernel (python -m tests.submissions.in_jupyter) this gets full marks. In the sandbox it once could not
+    # run (dynamo's rebindings and code objects were flagged); then inductor compiling C++ in every item's fork
+    # took over 300 s. The sandbox now runs compiled functions as written (TORCHDYNAMO_DISABLE=1).
     honest("honest_torch_compile_helper", Append("underflow_fraction", '''
 @torch.compile(dynamic=True)
 def _counts(values, cast):
@@ -245,13 +244,13 @@ def underflow_fraction(values, dtype=torch.float16):
     count, flushed = _counts(values, values.to(dtype))
     count = int(count)
     return 0.0 if count == 0 else int(flushed) / count
-'''), limits={"timeout": 300},  # inductor compiles C++ in each item's fork: slow, not wrong
-           doc="torch.compile(dynamic=True) of the counting helper that underflow_fraction calls (inductor on the "
+'''), doc="torch.compile(dynamic=True) of the counting helper that underflow_fraction calls (inductor on the "
           "CPU: it compiles C++ with the machine's compiler, as in a student's kernel)"),
-    # In a kernel the workers run and this gets full marks. In the sandbox /dev/shm is not writable, so the
-    # worker queues' semaphores cannot be made (PermissionError: the cell fails, which costs nothing), and the
-    # half-built iterator's __del__ raises AttributeError, whose printed traceback makes the interpreter parse
-    # dataloader.py's line (a "compile" event under a library's file name, with the student's frame innermost).
+    # In a kernel the workers run and this gets full marks. In the sandbox /dev/shm was once not writable, so the
+    # worker queues' semaphores could not be made, and the half-built iterator's __del__ raised; its printed
+    # traceback made the interpreter parse dataloader.py's line (a "compile" event under a library's file name,
+    # with the student's frame innermost). /dev/shm is now a private tmpfs, and a library file's own text
+    # compiled under its name claims nothing.
     honest("honest_dataloader_workers", NewCell("accumulate_gradients", '''
 from torch.utils.data import DataLoader, TensorDataset
 
