@@ -103,7 +103,14 @@ class Template(Replies):
         self.one_thread()
         with self.trusted:
             gc.collect()  # here, where the student's finalizers may still run
-        if os.fork() != 0:
+        # the notebook's processes are ended first (a fork bomb's sleepers would leave no process to fork); its
+        # threads are no flag here, where they end with the process
+        early = [f for f in self.alone() if "thread" not in f]
+        try:
+            pid = os.fork()
+        except OSError:  # still none to be had: this process serves as the template, threads and all
+            return early + ["leaving the grader no process to fork"]
+        if pid != 0:
             os._exit(0)  # the notebook's process, and its threads with it
         # what exists now the forks' garbage collector never visits: a collection would write to every object's
         # header and so copy every page of the template into the fork, memory a measured call would be charged
@@ -113,6 +120,7 @@ class Template(Replies):
             process.set_dumpable(False)
             process.become_subreaper()
         left = self.alone()
+        left += [f for f in early if f not in left]
         with self.trusted:
             if self.isolated:  # the sandbox's own IPC namespace; outside it these are the machine's
                 self.parts.cleanup.remove_ipc()

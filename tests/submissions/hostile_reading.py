@@ -135,7 +135,7 @@ class StaticLossScaler(DynamicLossScaler):
 '''
 
 HOSTILE_READING = [
-    hostile("reading_thief_every_route", *thief_edits(), expect={item: 0.0 for item in CODE_ITEMS},
+    hostile("reading_thief_every_route", *thief_edits(), expect={item: 0.0 for item in CODE_ITEMS}, flagged="*",
             doc="every stub steals its answer from whatever the process holds: the stand-ins' __globals__, the "
                 "frames up to the child's locals, the garbage collector's objects, closures, sys.modules, and "
                 "any text that defines the name"),
