@@ -8,7 +8,6 @@ in order and turns failures of the whole submission into a status and a reason.
 Whoever grades passes the reference in (the nbgrader preprocessor, `check --all`); without
 it only the visible checks run.
 """
-import ast
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -18,7 +17,7 @@ from .items import AUTO_ITEMS, get_item
 from .report import item_text
 from .runner import ItemResult, Outcome, run_checks
 from .sandbox import Limits, Sandbox, SandboxError
-from .stand_in import ORDER, plan
+from .stand_in import ORDER, names_used, plan
 from .structure import drop_grader_metadata, repair_structure
 from .text import (CODE_RAN, clip, elsewhere, more_not_listed, not_graded, out_of_time_note, problem_text,
                    raised_note, repaired_note, review_note, sandbox_failure, set_aside, stand_in, structure_repair)
@@ -69,12 +68,7 @@ def _first(lines: list, what: str) -> list:
 def stand_in_note(item_id: str, setup: dict, sources: list) -> list:
     """What the feedback says of the reference code that stood in for other exercises' while `item_id` was
     graded: the objects its checks hand over (a scaler), and the names its own cells use."""
-    item, used = get_item(item_id), set()
-    for source in sources:
-        try:
-            used |= {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
-        except SyntaxError:
-            continue
+    item, used = get_item(item_id), set().union(*map(names_used, sources))
     bound = [name for unit in setup.get("units", []) for name in unit["names"]]
     note = stand_in(item.given, [name for name in bound if name in used and name not in item.given])
     return [note] if note else []

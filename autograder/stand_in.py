@@ -21,7 +21,8 @@ from .items import AUTO_ITEMS, get_item
 ORDER = {item.id: index for index, item in enumerate(AUTO_ITEMS)}
 
 
-def _names(source: str) -> set:
+def names_used(source: str) -> set:
+    """The names a cell's code reads or binds (nothing for code that does not parse)."""
     try:
         return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
     except (SyntaxError, ValueError, RecursionError):
@@ -53,7 +54,7 @@ def definitions(sources) -> dict:
 def used_names(item_sources, all_sources) -> set:
     """The names an item's code uses, directly or through the notebook's own definitions."""
     defined = definitions(all_sources)
-    used, todo = set(), set().union(*(_names(s) for s in item_sources)) if item_sources else set()
+    used, todo = set(), set().union(*(names_used(s) for s in item_sources)) if item_sources else set()
     while todo:
         name = todo.pop()
         if name in used:

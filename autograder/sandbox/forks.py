@@ -62,7 +62,7 @@ class ItemForks:
             return  # _fail ended the child
         self.channel.key = self.channel.template_key
         self.flags = list(dict.fromkeys(self.flags + flags_of(done)))  # the template's own: every item is set aside
-        if done.get("clean") is not True:  # what the item started could not be ended, or /tmp put back
+        if done.get("clean") is not True:  # what the item started could not be ended
             self._end_child()
 
     def _fork_ended(self, doing: str):

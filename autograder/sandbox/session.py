@@ -70,11 +70,7 @@ class Sandbox(Loading, ItemForks):
         within = self.limits.notebook_seconds + timeout if within is None else within
         self.reload_seconds = 0.0
         if self.channel is None:  # the last request ended the child: run the notebook again first
-            self.restarts += 1
-            try:
-                self.start(min(within, self.limits.notebook_seconds))
-            finally:
-                self.reload_seconds = self.start_seconds
+            self._reload(within)
         deadline = time.monotonic() + min(timeout, within - self.reload_seconds)
         doing = f"running {probe}"
         cgroup = self.zygote.cgroup if measure_memory and self.zygote is not None else None
@@ -84,11 +80,7 @@ class Sandbox(Loading, ItemForks):
             # template's: a fork that frees it gives nothing back)
             self._close_fork(deadline - time.monotonic())
             if self.channel is None:  # what the item left could not be ended: the notebook runs again first
-                self.restarts += 1
-                try:
-                    self.start(min(within, self.limits.notebook_seconds))
-                finally:
-                    self.reload_seconds += self.start_seconds
+                self._reload(within)
                 deadline = time.monotonic() + min(timeout, within - self.reload_seconds)
         if not self.fork_open:
             self._open_fork(deadline, doing)
@@ -114,6 +106,14 @@ class Sandbox(Loading, ItemForks):
         if forged:
             answer = {"status": "tampered", "flags": list(dict.fromkeys(answer.get("flags", []) + forged))}
         return answer
+
+    def _reload(self, within: float):
+        """Run the notebook again in a fresh child; what it took is added to self.reload_seconds."""
+        self.restarts += 1
+        try:
+            self.start(min(within, self.limits.notebook_seconds))
+        finally:
+            self.reload_seconds += self.start_seconds
 
     def _forgery(self) -> list:
         """A flag if the student's code wrote messages into the grader's reply channel since the last look."""
