@@ -8,6 +8,7 @@ import functools
 import io
 import json
 import math
+import re
 
 import pytest
 import torch
@@ -93,6 +94,19 @@ def test_every_item_says_why_its_central_behaviours_are_the_point():
     for item, behaviours in rubric.RUBRIC.items():
         assert any(b.central for b in behaviours), f"{item} has no central behaviour"
         assert rubric.WHY_CENTRAL[item].strip(), item
+
+
+# central behaviours a visible check cannot decide without giving the answer away
+NOT_VISIBLE = {("q5_answer", "right_letter"): "a visible check of the letter would tell the student the answer"}
+
+
+@pytest.mark.parametrize("item", [i.id for i in AUTO_ITEMS])
+def test_every_central_behaviour_has_a_visible_check(item):
+    """A visible ✓ must never hide a broken core: each central behaviour is decided in the student's kernel too."""
+    visible = {b for behaviours in marked(False).get(item, {}).values() for b in behaviours}
+    missing = [b.id for b in rubric.behaviours(item)
+               if b.central and b.id not in visible and (item, b.id) not in NOT_VISIBLE]
+    assert not missing, f"{item}: central behaviours with no visible check: {missing}"
 
 
 @pytest.mark.parametrize("item", [i.id for i in AUTO_ITEMS])
@@ -221,7 +235,10 @@ def test_report_keeps_one_line_for_code_not_written_yet():
 def test_report_in_the_notebook_says_which_behaviours_the_grader_checks():
     r = result("mixed_precision_train_step", hidden=False)
     text = item_text(r)
-    assert "–/0.4" in text and "checked only when your notebook is graded" in text
+    unchecked = [b for b in r.behaviours() if b["earned"] is None]  # no visible check is marked with them
+    assert unchecked and all(re.search(rf"–/{b['points']:g} +{re.escape(b['description'])}", text)
+                             for b in unchecked), text
+    assert "checked only when your notebook is graded" in text
     # the header claims only the points verified here, and says how many wait for grading
     judged = r.behaviours()
     checked = [b for b in judged if b["earned"] is not None]
@@ -351,6 +368,21 @@ def test_missing_the_central_behaviour_keeps_at_most_half(grade, name):
     item = get_item(variant(name).item)
     behaviour, how = CENTRAL_MISSES[name]
     assert grade(name)[item.id] <= item.points / 2, f"{name} ({how}: misses {behaviour})"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [n for n, (b, _) in CENTRAL_MISSES.items() if (variant(n).item, b) not in NOT_VISIBLE])
+def test_missing_a_central_behaviour_fails_a_visible_check(name):
+    """The student's own check cell, run on a mistake that misses a central behaviour, fails a check of it."""
+    item = variant(name).item
+    behaviour, how = CENTRAL_MISSES[name]
+    dtype = torch.get_default_dtype()
+    try:
+        outcomes = run_checks([item], LocalStudent(load(name)))[item].outcomes  # visible checks only
+    finally:
+        torch.set_default_dtype(dtype)
+    failed = {o.behaviour for o in outcomes if not o.passed}
+    assert behaviour in failed, f"{name} ({how}) passes every visible check of {behaviour}; failing: {sorted(failed)}"
 
 
 # caught only by the sandbox's measured memory, which a check run in this process cannot read: graded in

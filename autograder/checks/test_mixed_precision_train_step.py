@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import (as_multiple, classification_batch, expected, max_abs_diff, moved_by, number,
-                                      shown)
+from autograder.checks.expect import (CheckFailure, as_multiple, classification_batch, expected, max_abs_diff,
+                                      moved_by, number, shown, token_batch)
 
 MODEL = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}
 SGD = {"name": "sgd", "lr": 0.5}
@@ -152,3 +152,109 @@ def test_clipping_uses_the_unscaled_norm(student):
         f"mixed_precision_train_step(SGD lr={SGD['lr']}, scale 2^16, max_grad_norm={max_norm}): the gradient's norm "
         f"is {norm:.3g}, so the clipped update should have norm lr * {max_norm} = {want:.3g}; the masters moved by "
         f"{moved:.3g}. {hint}")
+
+
+def repeated_calls(student, calls, lr, inputs, targets, **extra):
+    """`calls` calls of the step on the same batch (SGD with this lr): the run, where the masters started, and
+    what they should have moved by. lr is small enough that the gradient barely changes from call to call, so
+    the right total update is calls * -lr * (the float64 gradient at the start)."""
+    start, (grads, _) = start_and_gradient(inputs, targets)
+    out = student.run("mixed_precision_train_step", model=MODEL, masters=start, batches=[(inputs, targets)] * calls,
+                      loss="cross_entropy", micro_batch_size=4, optimizer={"name": "sgd", "lr": lr}, **extra)
+    return out, start, [-calls * lr * g for g in grads]
+
+
+def total_update_error(step, start, want) -> tuple:
+    """(how far the masters' total update is from `want`, relative to its size; the multiple of `want` it is,
+    when it is one)."""
+    moved = [moved_by(m, s) for m, s in zip(step["masters"], start)]
+    if len(moved) != len(want) or any(m is None for m in moved):
+        return math.inf, None
+    err = max(max_abs_diff(m, w) for m, w in zip(moved, want)) / (max(float(w.abs().max()) for w in want) + 1e-12)
+    multiple = as_multiple(moved, want)
+    return err, None if multiple is None else multiple[0]
+
+
+@pytest.mark.behaviour("masters_keep_updates")
+def test_masters_add_up_updates_too_small_for_fp16(student):
+    """Four calls whose updates are too small for fp16 to show: the fp32 masters add all four up"""
+    inputs, targets = classification_batch(12, 6, 4, seed=21)
+    out, start, want = repeated_calls(student, 4, 1e-4, inputs, targets)
+    last = out["steps"][-1]
+    err, factor = total_update_error(last, start, want)
+    if factor is not None and math.isclose(factor, 0.25, rel_tol=0.2):
+        why = ("That is about one call's update, not four: the masters lost the earlier calls' updates, which "
+               "the fp16 model is too coarse to hold. Hint: the masters are the true weights; never copy the fp16 "
+               "model into them during a step (at its start, say): copy only masters -> model, after "
+               "optimizer.step().")
+    elif factor is not None and factor > 1.5:
+        why = (f"That is {factor:.2g} times the four updates: each call added the earlier calls' gradients again. "
+               "Hint: zero the model's gradients at the start of every call (model.zero_grad(set_to_none=True)).")
+    else:
+        why = ("Each update here (lr=1e-4) is smaller than fp16 can show, so only the fp32 masters can keep it. "
+               "Hint: unscale the fp32 master grads and let optimizer.step() update the masters in place.")
+    assert err < 0.1, (
+        f"After 4 calls of SGD (lr=1e-4) on the same batch, the masters should have moved by about 4 times one "
+        f"update (-lr * gradient each call), but their total update is {err:.0%} off that. {why}")
+    for i, (p, m) in enumerate(zip(last["model"], last["masters"])):
+        assert max_abs_diff(p, m, round_to=torch.float16) == 0, (
+            f"After 4 calls, model parameter {i} is not its master rounded to fp16: the fp16 model must follow "
+            "the masters. Copy the masters back into the model after every optimizer.step().")
+
+
+@pytest.mark.behaviour("loss_scaling")
+def test_tiny_gradients_survive_loss_scaling(student):
+    """Gradients of about 2^-27, which fp16 flushes to zero, survive: the loss is scaled before backward()"""
+    inputs, targets = classification_batch(12, 6, 4, seed=22)
+    start = expected("fp32_masters", MODEL)
+    grads, _ = expected("full_batch_grads", MODEL, "tiny_cross_entropy", inputs, targets)
+    lr = 2.0 ** 20
+    out = student.run("mixed_precision_train_step", model=MODEL, masters=start, batches=[(inputs, targets)],
+                      loss="tiny_cross_entropy", micro_batch_size=4, optimizer={"name": "sgd", "lr": lr})
+    err, factor = total_update_error(out["steps"][0], start, [-lr * g for g in grads])
+    lost = factor is not None and abs(factor) < 0.5
+    assert err < 0.1, (
+        "mixed_precision_train_step with a loss multiplied by 2^-24 (its gradients are about 2^-27, below fp16's "
+        f"smallest value 2^-24) and SGD lr=2^20: the masters' update is {err:.0%} off -lr * gradient. "
+        + ("Most of the gradient was lost: it " if lost else "The gradient ")
+        + "flushes to zero in fp16 unless the loss is multiplied by scaler.scale before backward() "
+        "(scaler.scale_loss(loss).backward()), and again if you unscale the fp16 gradients: copy them to the fp32 "
+        "masters first, then scaler.unscale_(master_params).")
+
+
+@pytest.mark.behaviour("stale_grads")
+def test_gradients_do_not_carry_over_between_calls(student):
+    """Two calls in a row: the second uses its own gradient, not the first call's added to it"""
+    inputs, targets = classification_batch(12, 6, 4, seed=23)
+    out, start, want = repeated_calls(student, 2, 1e-3, inputs, targets)
+    err, factor = total_update_error(out["steps"][-1], start, want)
+    why = ("That is 1.5 times the two updates: the second call added its gradient to the first call's, which was "
+           "still in the model's .grad. " if factor is not None and math.isclose(factor, 1.5, rel_tol=0.1) else "")
+    assert err < 0.05, (
+        f"After 2 calls of SGD (lr=1e-3) on the same batch, the masters should have moved by about twice one "
+        f"update, but their total update is {err:.0%} off that. {why}Hint: backward() adds into .grad, so zero the "
+        "model's gradients at the start of every call (model.zero_grad(set_to_none=True)).")
+
+
+TOKEN_MODEL = {"arch": "embed", "vocab": 20, "dim": 8, "classes": 4, "seed": 4, "dtype": "float16"}
+
+
+@pytest.mark.behaviour("integer_inputs")
+def test_token_ids_stay_integers(student):
+    """An embedding model fed token ids: only floating inputs are cast to the model's dtype"""
+    inputs, targets = token_batch(10, 3, TOKEN_MODEL["vocab"], TOKEN_MODEL["classes"], seed=24)
+    start = expected("fp32_masters", TOKEN_MODEL)
+    grads, _ = expected("full_batch_grads", TOKEN_MODEL, "cross_entropy", inputs, targets)
+    hint = ("Token ids are integers (an nn.Embedding's indices): cast the inputs to the model's dtype only if "
+            "inputs.is_floating_point().")
+    try:
+        out = student.run("mixed_precision_train_step", model=TOKEN_MODEL, masters=start,
+                          batches=[(inputs, targets)], loss="cross_entropy", micro_batch_size=4, optimizer=SGD)
+    except CheckFailure as failure:
+        if failure.reason:
+            raise
+        raise CheckFailure(f"{failure} {hint}") from None
+    err, _ = total_update_error(out["steps"][0], start, [-SGD["lr"] * g for g in grads])
+    assert err < 0.05, (
+        f"mixed_precision_train_step on an embedding model fed a batch of 10 token-id sequences (int64): the "
+        f"masters' update is {err:.0%} off -lr * gradient. {hint}")

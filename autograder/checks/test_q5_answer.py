@@ -6,7 +6,7 @@ from autograder.checks.expect import shown
 
 @pytest.mark.behaviour("a_letter")
 def test_answer_is_a_letter(student):
-    """Q5_ANSWER is one of "a", "b", "c" or "d\""""
+    """Form only, not the answer: Q5_ANSWER is one letter, a to d (the letter itself is checked when graded)"""
     out = student.run("q5_answer")
     answer = out["answer"]
     ok = answer["type"] == "str" and answer["value"].strip().strip("().").lower() in ("a", "b", "c", "d")

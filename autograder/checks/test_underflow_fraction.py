@@ -83,3 +83,32 @@ def test_bfloat16_keeps_what_float16_loses(student):
         f"underflow_fraction(four values of 2^-30, torch.bfloat16) should be 0.0: bfloat16 has fp32's "
         f"8-bit exponent, so 2^-30 is representable. It returned {shown(out['result'])}. "
         "Hint: cast to the `dtype` argument, not to torch.float16.")
+
+
+@pytest.mark.behaviour("nan_inf_nonzero")
+def test_nan_and_inf_are_nonzero(student):
+    """NaN and inf are nonzero values, and they do not underflow"""
+    values = torch.tensor([float("nan"), 2.0 ** -30, float("-inf"), 2.0 ** -30, 0.5, 0.0])
+    out = student.run("underflow_fraction", values=values)
+    got = number(out["result"])
+    hint = ("That is 2/3: NaN and -inf were left out of the nonzero count. `values.abs() > 0` is False for NaN; "
+            "`values != 0` is True for NaN and inf. " if got == pytest.approx(2 / 3) else "")
+    assert got == pytest.approx(2 / 5, rel=1e-6, abs=1e-9), (
+        "underflow_fraction([nan, 2^-30, -inf, 2^-30, 0.5, 0.0]) should be 2/5: five values are nonzero (NaN and "
+        f"inf count), and the two of 2^-30 underflow. It returned {shown(out['result'])}. {hint}" + HINT)
+
+
+@pytest.mark.behaviour("counts_flushed_nonzero")
+def test_the_cast_decides_at_the_rounding_edge(student):
+    """Near fp16's smallest step 2^-24 the cast rounds: 0.75 * 2^-24 survives, 0.4 * 2^-24 flushes"""
+    tiny = 2.0 ** -24
+    values = torch.tensor([0.75 * tiny, 0.4 * tiny, 0.5 * tiny, -0.75 * tiny, 1.0, 0.0])
+    out = student.run("underflow_fraction", values=values)
+    got = number(out["result"])
+    threshold = ("That is 4/5: every value below 2^-24 was counted as flushed, but the cast rounds to the nearest "
+                 "fp16 value, and ±0.75 * 2^-24 round to ±2^-24. " if got == pytest.approx(4 / 5) else "")
+    assert got == pytest.approx(2 / 5, rel=1e-6, abs=1e-9), (
+        "underflow_fraction([0.75, 0.4, 0.5, -0.75] * 2^-24 + [1.0, 0.0]) should be 2/5: of the five nonzero "
+        "values, 0.4 * 2^-24 and 0.5 * 2^-24 (a tie, rounded to the even 0) become 0 in fp16, while ±0.75 * 2^-24 "
+        f"round to ±2^-24. It returned {shown(out['result'])}. {threshold}Hint: do not compare with a threshold; "
+        "cast with values.to(dtype) and test for == 0.")
