@@ -57,8 +57,9 @@ class LocalStudent:
 
     context = "kernel"
 
-    def __init__(self, namespace: dict):
+    def __init__(self, namespace: dict, device: str = "cpu"):
         self.namespace = namespace
+        self.device = device  # where the probes put models and batches: "cuda" for the self-check's smoke run
 
     def begin_item(self, item_id: str):
         pass
@@ -71,7 +72,7 @@ class LocalStudent:
 
     def run(self, probe: str, measure_memory: bool = False, **spec) -> dict:
         """measure_memory: nothing can be measured from inside the process being measured; ignored."""
-        obs = probes.run(self.namespace, probe, spec)
+        obs = probes.run(self.namespace, probe, spec, self.device)
         if obs["status"] != "ok":
             raise probe_failure(obs, self.context)
         return obs

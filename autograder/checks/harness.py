@@ -24,6 +24,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 PROBES = {}
+DEVICE = torch.device("cpu")  # where the probes put models and the spec's tensors: the CPU, but for a smoke run
 PROPS = None  # the namespace the handed-out objects come from (the sandbox sets it); None: this module
 # frames may be read only under this (the sandbox's audit hook sets it; in a kernel nothing guards them)
 TRUSTED = contextlib.nullcontext()
@@ -56,14 +57,43 @@ def probe(fn):
     return fn
 
 
-def run(namespace: dict, name: str, spec: dict) -> dict:
+def run(namespace: dict, name: str, spec: dict, device: str = "cpu") -> dict:
     """Run probe `name` against `namespace`; always returns plain data, never raises.
 
     torch's global defaults (dtype, grad mode, device) are set to the usual ones while it runs (a cell may
     have changed them), and put back afterwards (in the student's kernel, they are the student's).
+    device: where the probe builds its models and puts the spec's tensors ("cuda" for the self-check's smoke
+    run on a student's GPU; what it reports comes back on the CPU all the same).
     """
-    with usual_defaults():
-        return _run(namespace, name, spec)
+    with usual_defaults(), placed(torch.device(device)):
+        return _run(namespace, name, on_device(spec, DEVICE))
+
+
+@contextlib.contextmanager
+def placed(device: torch.device):
+    """Models and tensors of the probes go to `device` while this lasts (in PROPS too, which builds them)."""
+    spaces = [globals()] + ([PROPS] if PROPS is not None else [])
+    before = [space.get("DEVICE") for space in spaces]
+    for space in spaces:
+        space["DEVICE"] = device
+    try:
+        yield
+    finally:
+        for space, old in zip(spaces, before):
+            space["DEVICE"] = old
+
+
+def on_device(value, device: torch.device):
+    """The spec with its tensors (in dicts, lists and tuples) moved to `device`; itself when that is the CPU."""
+    if device.type == "cpu":
+        return value
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, dict):
+        return {k: on_device(v, device) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(on_device(v, device) for v in value)
+    return value
 
 
 @contextlib.contextmanager
@@ -267,7 +297,7 @@ def build_model(spec: dict, sizes: list = None) -> nn.Module:
         dict(model.named_parameters())[spec["frozen"]].requires_grad_(False)
     if spec.get("unused"):  # a parameter the forward never uses: its .grad stays None (the first parameter)
         model.register_parameter("unused", nn.Parameter(torch.linspace(-1, 1, 3)))
-    return model.to(DTYPES[spec.get("dtype", "float32")])
+    return model.to(device=DEVICE, dtype=DTYPES[spec.get("dtype", "float32")])
 
 
 def recorded_model(spec: dict):

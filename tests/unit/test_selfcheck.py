@@ -43,3 +43,16 @@ def test_a_cuda_only_line_is_named_with_the_cpu_hint():
     text = raised("make_master_params(model)", "AssertionError", "Torch not compiled with CUDA enabled", "line 3")
     assert "runs your code on the CPU" in text and "p.device" in text
     assert "CPU" not in raised("f()", "ValueError", "bad", "")
+
+
+def test_the_gpu_line_is_shown_beside_the_report_and_changes_no_score():
+    from autograder.instructor.reference import reference_namespace
+    namespace = dict(reference_namespace())
+    result = check("accumulate_gradients", namespace, gpu="cpu")  # CI's only device: the same path as "cuda"
+    assert repr(result) == "2" and result.on_gpu.startswith("✓ On your GPU (cpu, not graded)")
+    assert result.on_gpu in str(result) and "lesson20-gpu" in result._repr_html_()
+    namespace["accumulate_gradients"] = lambda *args: 1 / 0
+    broken = check("accumulate_gradients", namespace, gpu="cpu")
+    assert broken.on_gpu.startswith("✗ On your GPU") and "ZeroDivisionError" in broken.on_gpu
+    assert check("accumulate_gradients", namespace, gpu="").on_gpu == ""
+    assert check("q5_answer", {"Q5_ANSWER": "a"}, gpu="cpu").on_gpu == ""
