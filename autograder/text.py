@@ -184,7 +184,8 @@ def problem_text(p: dict) -> str:
     if p["type"] == "MagicSkipped":
         return f"While your notebook ran, in {where}: {p['message']}."
     detail = f" at {p['where']}" if p.get("where") else ""
-    return f"While your notebook ran, {where} raised {p['type']}: {p['message']}{detail}"
+    hint = ON_CPU if any(text in str(p["message"]) for text in DEVICE_TROUBLE) else ""
+    return f"While your notebook ran, {where} raised {p['type']}: {p['message']}{detail}{hint}"
 
 
 def elsewhere(p: dict) -> str:

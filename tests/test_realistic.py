@@ -62,6 +62,20 @@ def test_the_corpus_has_every_kind_the_issue_asks_for():
     assert all(VARIANTS[n].doc for n in REALISTIC)
 
 
+def test_the_gpu_corpus_has_every_habit_the_issue_names():
+    """GPU notebooks graded on the CPU: correct ones keep full marks here, hard-wired CUDA loses its item
+    (tests/test_submissions.py) with a first message that names the device (cause "p.device")."""
+    from tests.submissions.gpu import GPU
+    text = {v.kind: " ".join(e.source for w in GPU if w.kind == v.kind for e in w.edits) for v in GPU}
+    for habit in ("set_default_device(\"cuda\")", "set_default_device(DEVICE)", "torch.cuda.is_available()",
+                  ".device"):
+        assert habit in text["realistic"], habit
+    for habit in (".cuda()", '.to("cuda")', 'device="cuda"', "TRAIN_DEVICE"):
+        assert habit in text["buggy"], habit
+    assert all(v.cause == "p.device" for v in GPU if v.kind == "buggy")
+    assert {v.name for v in GPU if v.kind == "realistic"} <= set(REALISTIC)
+
+
 @pytest.mark.parametrize("name", REALISTIC)
 def test_the_notebook_is_one_jupyter_would_save(saved, name):
     """Valid nbformat, read back without warnings; ids on every cell and unique (nbformat 4.5), or on none

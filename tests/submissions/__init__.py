@@ -343,6 +343,7 @@ def _all_variants() -> dict:
     from .hostile_reading import HOSTILE_READING
     from .hostile_round5 import HOSTILE_ROUND5
     from .magics import MAGICS
+    from .gpu import GPU
     from .contract import CONTRACT_BUGS
     from .hostile_round6 import REDTEAM_ROUND6
     from .hostile_redteam import HOSTILE_REDTEAM
@@ -350,7 +351,8 @@ def _all_variants() -> dict:
     everything = [Variant("reference", "reference", doc="the instructor's code, as a student would submit it"),
                   Variant("stub", "stub", doc="the released student notebook, untouched"),
                   *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *HOSTILE_DECODING, *HOSTILE_ORACLE, *REALISTIC,
-                  *HOSTILE_HTML, *HOSTILE_REDTEAM, *HONEST, *HOSTILE_READING, *HOSTILE_ROUND5, *MAGICS, *CONTRACT_BUGS, *REDTEAM_ROUND6]
+                  *HOSTILE_HTML, *HOSTILE_REDTEAM, *HONEST, *HOSTILE_READING, *HOSTILE_ROUND5, *MAGICS, *CONTRACT_BUGS, *REDTEAM_ROUND6,
+                  *GPU]
     by_name = {}
     for v in everything:
         if v.name in by_name:
