@@ -27,11 +27,13 @@ def underflow_fraction(ns, values, dtype=None):
 
 @probe
 def loss_scaler(ns, cls="StaticLossScaler", init=None, loss_weights=None, values=(), grads=(),
-                dtype="float32", as_generator=False):
-    """Construct the scaler, scale a loss and backprop it, then unscale_ a set of gradients."""
+                dtype="float32", as_generator=False, args=()):
+    """Construct the scaler (args positionally, init by keyword), scale a loss and backprop it, then unscale_ a
+    set of gradients."""
     Scaler = lookup(ns, cls)
     init = init or {}
-    scaler = call(f"{cls}({kwargs_text(init)})", Scaler, **init)
+    shown_args = ", ".join([*(repr(a) for a in args), *([kwargs_text(init)] if init else [])])
+    scaler = call(f"{cls}({shown_args})", Scaler, *args, **init)
     out = {"scale": describe(getattr(scaler, "scale", None))}
     if loss_weights is not None:
         w = loss_weights.clone().requires_grad_(True)

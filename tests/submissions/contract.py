@@ -15,6 +15,12 @@ CONTRACT_BUGS = [
         self.clean_steps = 0
 '''), doc="the constructor's backoff_factor and growth_factor swapped: right by keyword, wrong in order",
         cause="order", synonyms=("in order", "growth_factor")),
+    bug("static_scale_keyword_only", "static_loss_scaler",
+        Replace("static_loss_scaler", "StaticLossScaler.__init__", '''
+    def __init__(self, *, scale: float = 1024.0):
+        self.scale = float(scale)
+'''), doc="the scale made keyword-only: StaticLossScaler(8.0), which the signature allows, raises TypeError",
+        cause="positional", synonyms=("signature",), also=("dynamic_loss_scaler",)),
     bug("master_from_state_dict", "master_weights",
         Replace("master_weights", "make_master_params", '''
 def make_master_params(model):

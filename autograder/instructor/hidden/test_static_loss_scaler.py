@@ -107,6 +107,15 @@ def test_custom_scale(student):
     assert got["scale"]["value"] == 8.0, f"StaticLossScaler(scale=8.0).scale is {shown(got['scale'])}, not 8.0."
 
 
+@pytest.mark.behaviour("scale")
+def test_scale_given_positionally(student):
+    """StaticLossScaler(8.0), the scale given positionally as the signature allows: .scale is 8.0"""
+    got = student.run("loss_scaler", cls="StaticLossScaler", args=[8.0])
+    assert got["scale"]["value"] == 8.0, (
+        f"StaticLossScaler(8.0).scale is {shown(got['scale'])}, not 8.0: the signature is "
+        "StaticLossScaler(scale=1024.0), so the first positional argument is the scale.")
+
+
 # ---- scenarios: gradients drawn at random (dtype, None, inf and NaN anywhere, list or generator) ----
 
 def scenario(seed: int) -> dict:
