@@ -90,20 +90,24 @@ def cmd_export(args):
 
 
 def _limit_options(parser, whose: str):
-    """--timeout and --memory-mb, whose defaults are Limits' own (sandbox/errors.py)."""
-    from .sandbox.errors import Limits
+    """--timeout, --memory-mb and --startup-seconds, whose defaults are Limits' own (limits.py)."""
+    from .limits import Limits
     parser.add_argument("--timeout", type=float, default=None,
                         help=f"seconds per exercise{whose}: also one notebook cell's limit, and 3x for running the "
                         f"whole notebook and 3x for all its checks (default {Limits.item_seconds:g})")
     parser.add_argument("--memory-mb", type=int, default=None,
                         help=f"memory per submission in MiB (default {Limits.memory_mb})")
+    parser.add_argument("--startup-seconds", type=float, default=None,
+                        help="seconds allowed per student, beyond the notebook's and the checks', for starting the "
+                        f"sandbox and nbgrader and writing the feedback (default {Limits.startup_seconds:g})")
 
 
 def _limits(args):
     """The one Limits a command grades under, made from its command line."""
-    from .sandbox.errors import Limits
-    memory = {} if args.memory_mb is None else {"memory_mb": args.memory_mb}
-    return Limits.for_timeout(args.timeout, **memory)
+    from .limits import Limits
+    fields = {name: value for name, value in (("memory_mb", args.memory_mb),
+                                              ("startup_seconds", args.startup_seconds)) if value is not None}
+    return Limits.for_timeout(args.timeout, **fields)
 
 
 def main(argv=None):

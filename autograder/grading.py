@@ -16,7 +16,8 @@ from .cells import notebook_cells
 from .items import AUTO_ITEMS, get_item
 from .report import item_text
 from .runner import ItemResult, Outcome, run_checks
-from .sandbox import Limits, Sandbox, SandboxError
+from .limits import Limits
+from .sandbox import Sandbox, SandboxError
 from .stand_in import ORDER, names_used, plan
 from .structure import drop_grader_metadata, repair_structure
 from .text import (CODE_RAN, clip, elsewhere, more_not_listed, not_graded, out_of_time_note, problem_text,

@@ -331,7 +331,7 @@ def gradebook_error_after_timeout(exc: BaseException) -> str:
 
 
 def past_deadline(limits) -> str:
-    """A student still being graded at the deadline of sandbox.Limits.student_seconds."""
+    """A student still being graded at the deadline of limits.Limits.student_seconds."""
     return (f"grading it was stopped at the deadline of {limits.student_seconds:g} s per student (the "
             f"notebook's {limits.notebook_seconds:g} s, its checks' {limits.checks_seconds:g} s, and "
-            f"{limits.STARTUP_SECONDS:g} s to start and write the feedback)")
+            f"{limits.startup_seconds:g} s to start and write the feedback)")

@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.sandbox import Limits
+from autograder.limits import Limits
 from autograder.instructor.grade import TEST_FAULT
 from autograder.items import AUTO_ITEMS
 from tests.submissions import ASSIGNMENT, Append, apply_edit, make_submission
@@ -160,11 +160,13 @@ def test_a_student_past_the_deadline_is_recorded_as_timeout(tmp_path):
     reference = make_submission("reference")
     submitted = write_students(tmp_path / "submitted", {"alice": reference, "bob": reference, "slow": reference})
     out = tmp_path / "out"
-    timeout = 2  # seconds per item (the reference still grades in full): the deadline follows from --timeout 2
-    deadline = Limits.for_timeout(timeout).student_seconds
+    # seconds per item (the reference still grades in full), and for starting the sandbox and writing the
+    # feedback: the deadline follows from the two, 6 * 2 + 20 s, not a minute's constant
+    timeout, startup = 2, 20
+    limits = ("--timeout", str(timeout), "--startup-seconds", str(startup))
+    deadline = Limits.for_timeout(timeout, startup_seconds=startup).student_seconds
     with memory_cgroup(CGROUP_BYTES) as (_, prefix):
-        rows, _, seconds = grade_in(prefix, submitted, out, "--jobs", "2", "--timeout", str(timeout),
-                                    fault="slow:hang")
+        rows, _, seconds = grade_in(prefix, submitted, out, "--jobs", "2", *limits, fault="slow:hang")
     print(f"\n[blast radius] a student hanging past the {deadline:g} s deadline beside 2 others: {seconds:.0f} s")
     slow = rows["slow"]
     assert slow["status"] == "timeout" and slow["total"] == 0.0, slow
@@ -173,10 +175,10 @@ def test_a_student_past_the_deadline_is_recorded_as_timeout(tmp_path):
     page = (out / "feedback" / "slow" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "could not be graded" in page and f"{deadline:g} s" in page
     # like "failed", a timeout is the submission's: not graded again until it changes
-    _, output, _ = grade_in([], submitted, out, "--jobs", "2", "--timeout", str(timeout))
+    _, output, _ = grade_in([], submitted, out, "--jobs", "2", *limits)
     assert counts(output) == (0, 3)
     nb = make_submission("reference")
     nb.cells[0].source += "\n"
     write_students(submitted, {"slow": nb})
-    rows, output, _ = grade_in([], submitted, out, "--jobs", "2", "--timeout", str(timeout))
+    rows, output, _ = grade_in([], submitted, out, "--jobs", "2", *limits)
     assert counts(output) == (1, 2) and rows["slow"]["status"] == "graded", rows["slow"]

@@ -25,7 +25,7 @@ GRADE_ONE = '''
 import json, resource, sys, time
 from autograder.grading import grade_notebook
 from autograder.instructor.reference import reference
-from autograder.sandbox import Limits
+from autograder.limits import Limits
 from tests.submissions import VARIANTS, make_submission
 
 name = sys.argv[1]

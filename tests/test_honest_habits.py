@@ -62,7 +62,7 @@ def what_went_wrong(g) -> list:
     for item, flags in sorted(g.review.items()):
         if flags:
             found.append(f"{item}: set aside for review, flagged {flags}")
-    from autograder.sandbox import Limits
+    from autograder.limits import Limits
     if g.seconds >= Limits.for_timeout().student_seconds:
         found.append(f"graded in {g.seconds:.0f} s, past the per-student deadline ({Limits.for_timeout().student_seconds} s)")
     if g.left_behind:

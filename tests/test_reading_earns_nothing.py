@@ -20,7 +20,8 @@ from autograder.cells import notebook_cells
 from autograder.grading import grade_notebook
 from autograder.instructor.reference import reference, stand_in_units
 from autograder.items import AUTO_ITEMS
-from autograder.sandbox import Limits, Sandbox, have_bwrap
+from autograder.limits import Limits
+from autograder.sandbox import Sandbox, have_bwrap
 from autograder.sandbox.session import AUDIT_HOOK_OFF
 from autograder.stand_in import plan
 from tests.submissions import (MARKERS, SOLUTION_NB, VARIANTS, Replace, Variant, judge, make_submission,

@@ -63,7 +63,8 @@ def grade_one(name: str) -> Graded:
     """In a grading process: grade one variant, then look for anything it left in the sandbox."""
     from autograder.grading import grade_notebook
     from autograder.instructor.reference import reference
-    from autograder.sandbox import Limits, sandbox_uid
+    from autograder.limits import Limits
+    from autograder.sandbox import sandbox_uid
     from tests.submissions import make_submission
 
     started = time.monotonic()
@@ -222,7 +223,7 @@ def test_first_failing_message_names_the_cause(corpus):
 
 
 def test_every_submission_is_graded_in_bounded_time(corpus):
-    from autograder.sandbox import Limits
+    from autograder.limits import Limits
     for name, g in corpus["graded"].items():
         limits = Limits.for_timeout(**VARIANTS[name].limits)
         # the README's worst case per submission: 3 x timeout for the notebook's runs, 3 x timeout for all

@@ -37,7 +37,7 @@ def course_config(root: Path = ROOT):
 
 def nbgrader_config(out: Path, db_url: str, limits):
     """The repository's configuration, pointed at this class's folders and gradebook, grading under `limits`
-    (sandbox.Limits, made once from the command line)."""
+    (limits.Limits, made once from the command line)."""
     cfg = course_config()
     for setting, folder in CLASS_FOLDERS.items():
         setattr(cfg.CourseDirectory, setting, str(Path(out) / folder))

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from ..items import ASSIGNMENT, AUTO_ITEMS, ROOT, solution_notebooks
-from ..sandbox.errors import Limits
+from ..limits import Limits
 from ..text import clip, failure_page, gradebook_error_after_timeout, grader_error, past_deadline, process_died
 from .course import nbgrader_config, prepare_gradebook, put_alembic_on_path, write_formgrader_config
 from .gradebook import export, normalise_db_url, submitted_students, zero_submission

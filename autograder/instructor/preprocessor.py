@@ -26,7 +26,7 @@ def take_result(student: str, notebook: str):
 
 class GradeOutOfProcess(NbGraderPreprocessor):
 
-    limits = Instance("autograder.sandbox.errors.Limits", kw={},
+    limits = Instance("autograder.limits.Limits", kw={},
                       help="Every limit the submission is graded under (`grade --timeout` and --memory-mb: "
                       "course.nbgrader_config sets it); the defaults are Limits' own.").tag(config=True)
     include_hidden = Bool(True, help="Run the hidden checks as well as the visible ones.").tag(config=True)

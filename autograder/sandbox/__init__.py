@@ -16,26 +16,26 @@ isolation is weaker.
 After the notebook has run, each graded item's checks run in a fork of that child of their own, which
 ends before the next item's starts (child.py).
 
-The parts in the grader, each importing only the ones before it: errors (Limits, SandboxError),
+The parts in the grader, each importing only the ones before it: errors (SandboxError),
 isolation (bwrap, cgroups, uid), decode (one answer read back, bounded), channel (pipes and framing),
 zygote (the process that forks children), memory (one call's peak), forks (an item's fork), loading
 (running the notebook), session (Sandbox: one submission). Inside the sandbox, loaded by path: worker
 (the zygote) and its parts protocol, process, notebook, cleanup, standins, guard and child.
 
-This module is transport and isolation only: it imports nothing from the project, decides
-nothing, and words nothing for a student. A failure is a SandboxError with plain fields
+This module is transport and isolation only: it imports nothing from the project but the limits
+(limits.py, plain data), decides nothing, and words nothing for a student. A failure is a SandboxError with plain fields
 (what it was doing, how the child ended); backends.py turns it into a student's message.
 """
 import importlib
 
-from .errors import Limits, SandboxError
+from .errors import SandboxError
 
-# The rest is imported when first used (PEP 562): Limits and SandboxError come without torch, so that a
+# The rest is imported when first used (PEP 562): SandboxError comes without torch, so that a
 # process that only hands limits on (`grade`'s main process, nbgrader's configuration) never imports it.
 _WHERE = {"Refused": "decode", "stored_zip": "decode", "WEAK_ISOLATION": "isolation", "have_bwrap": "isolation",
           "sandbox_uid": "isolation", "Sandbox": "session", "close_all": "zygote"}
 
-__all__ = ["Limits", "SandboxError", *_WHERE]
+__all__ = ["SandboxError", *_WHERE]
 
 
 def __getattr__(name: str):

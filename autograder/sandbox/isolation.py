@@ -13,7 +13,7 @@ import time
 import uuid
 from pathlib import Path
 
-from .errors import Limits
+from ..limits import Limits
 from .worker import PARTS
 
 HERE = Path(__file__).parent

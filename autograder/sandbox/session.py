@@ -13,7 +13,8 @@ import torch
 
 from . import protocol
 from .decode import Refused
-from .errors import Limits, SandboxError, SandboxReason
+from ..limits import Limits
+from .errors import SandboxError, SandboxReason
 from .forks import ItemForks
 from .isolation import WEAK_ISOLATION, have_bwrap, probe_files
 from .loading import Loading

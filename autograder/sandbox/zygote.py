@@ -15,7 +15,8 @@ import threading
 from dataclasses import astuple
 
 from .channel import Channel, Drain
-from .errors import Limits, SandboxError
+from ..limits import Limits
+from .errors import SandboxError
 from .isolation import HERE, Cgroup, command, sandbox_uid
 
 
@@ -48,7 +49,7 @@ class Zygote:
         self.err = Drain(os.dup(self.proc.stderr.fileno()), 64 * 1024)  # its last line says why it stopped
         self.proc.stderr.close()
         try:
-            reply = self._receive(max(self.limits.cell_seconds, Limits.STARTUP_SECONDS))
+            reply = self._receive(max(self.limits.cell_seconds, self.limits.startup_seconds))
         except SandboxError:
             self.close()
             raise

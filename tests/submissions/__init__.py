@@ -165,7 +165,7 @@ class Variant:
     status: str = "graded"
     twin: str = ""               # an honest variant whose scores this one must not exceed
     flagged: tuple = ()          # hostile only: items it must be set aside for review on ("*": every item)
-    limits: dict = field(default_factory=dict)  # sandbox.Limits overrides to grade it with
+    limits: dict = field(default_factory=dict)  # limits.Limits overrides to grade it with
     # buggy, held-out ones (unseen.py): a word a good first failure message would contain, its synonyms, and
     # whether the mistake misses the exercise's whole point (the item should keep at most half its points)
     cause: str = ""

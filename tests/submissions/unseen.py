@@ -1108,7 +1108,7 @@ def grade_unseen(name: str) -> dict:
     """In a grading process: grade one held-out variant as tests/test_submissions.py's grade_one does."""
     from autograder.grading import grade_notebook
     from autograder.instructor.reference import reference
-    from autograder.sandbox import Limits
+    from autograder.limits import Limits
 
     variant = UNSEEN_BY_NAME[name]
     started = time.monotonic()

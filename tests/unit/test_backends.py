@@ -5,7 +5,8 @@ import pytest
 
 from autograder.backends import LocalStudent, Reference, SandboxStudent, probe_failure
 from autograder.checks.expect import CheckFailure, CheckReason
-from autograder.sandbox import Limits, SandboxError
+from autograder.limits import Limits
+from autograder.sandbox import SandboxError
 from autograder.sandbox.errors import SandboxReason
 from autograder.text import sandbox_failure
 

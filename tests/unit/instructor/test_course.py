@@ -9,7 +9,7 @@ from autograder.instructor.course import CLASS_FOLDERS, nbgrader_config, write_f
 from autograder.instructor.gradebook import COURSE_ID
 from autograder.instructor.pipeline import AUTOGRADE, SANITIZE
 from autograder.items import ASSIGNMENT, SOLUTIONS_DIR
-from autograder.sandbox import Limits
+from autograder.limits import Limits
 
 
 @pytest.mark.parametrize("timeout", [1.0, 8.0, 60.0])

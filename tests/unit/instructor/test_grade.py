@@ -6,7 +6,7 @@ from html.parser import HTMLParser
 import pytest
 
 from autograder.instructor import grade
-from autograder.sandbox import Limits
+from autograder.limits import Limits
 from autograder.instructor.state import StudentRecord
 from autograder.items import ASSIGNMENT, AUTO_ITEMS, CHECKS_DIR, PACKAGE_DIR, solution_notebooks
 

@@ -37,7 +37,7 @@ def test_a_formgrader_override_shows_with_its_score_and_without_the_graders_rubr
     from autograder.instructor.course import nbgrader_config, prepare_gradebook
     from autograder.instructor.gradebook import COURSE_ID
     from autograder.items import ASSIGNMENT
-    from autograder.sandbox import Limits
+    from autograder.limits import Limits
     put_alembic_on_path()
     db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     prepare_gradebook(nbgrader_config(tmp_path, db_url, Limits()), tmp_path)
@@ -78,7 +78,7 @@ def test_refused_folders_get_a_row_that_says_why_and_no_formula(tmp_path):
     """Folders named like formulas are refused for grading; grades.csv names them inertly, with the reason."""
     from autograder.instructor.grade import grade_one
     from autograder.instructor.staging import stage
-    from autograder.sandbox import Limits
+    from autograder.limits import Limits
     put_alembic_on_path()
     submitted, db_url = tmp_path / "submitted", f"sqlite:///{tmp_path / 'gradebook.db'}"
     for folder in FORMULA_FOLDERS:

@@ -8,7 +8,7 @@ from autograder.instructor.preprocessor import GradeOutOfProcess, take_result
 from autograder.instructor.state import item_records
 from autograder.instructor.quiz_key import PRACTICE_5_ANSWER
 from autograder.items import get_item
-from autograder.sandbox import Limits
+from autograder.limits import Limits
 
 RIGHT, WRONG, UNKNOWN = "q5_answer", "underflow_fraction", "not_an_exercise"
 

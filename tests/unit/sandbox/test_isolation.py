@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from autograder.sandbox import Limits
+from autograder.limits import Limits
 from autograder.sandbox.isolation import BOX, command, have_bwrap, probe_files, sandbox_uid
 
 

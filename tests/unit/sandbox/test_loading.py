@@ -1,7 +1,8 @@
 """autograder.sandbox.loading: a cell that ends the child is reported and left out of the next run."""
 import warnings
 
-from autograder.sandbox import Limits, Sandbox
+from autograder.limits import Limits
+from autograder.sandbox import Sandbox
 
 
 def test_a_cell_that_ends_the_process_is_left_out_of_a_fresh_run():

@@ -6,7 +6,8 @@ import warnings
 
 import pytest
 
-from autograder.sandbox import Limits, Sandbox, SandboxError
+from autograder.limits import Limits
+from autograder.sandbox import Sandbox, SandboxError
 
 
 def test_child_runs_cells_in_order_and_answers_probes():

@@ -2,7 +2,7 @@
 (one start, without bubblewrap)."""
 import warnings
 
-from autograder.sandbox import Limits
+from autograder.limits import Limits
 from autograder.sandbox.zygote import close_all, shared_zygote
 
 
