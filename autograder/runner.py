@@ -17,11 +17,9 @@ import pytest
 from . import rubric
 from .checks.expect import CheckReason
 from .checks.harness import usual_defaults
-from .items import Item, get_item
+from .items import CHECKS_DIR, HIDDEN_DIR, Item, get_item
 from .text import CHECK_FAILED, internal_error
 
-CHECKS_DIR = Path(__file__).parent / "checks"
-HIDDEN_DIR = Path(__file__).parent / "instructor" / "hidden"
 
 
 @dataclass

@@ -11,16 +11,9 @@ from pathlib import Path
 from ..backends import Reference
 from ..cells import CodeCell, read_notebook
 from ..items import AUTO_ITEMS, ROOT, solution_notebooks
+from ..sandbox.notebook import strip_magics  # the one blanking of magics, shared with the sandbox
 
 DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-def strip_magics(source: str) -> str:
-    """Blank out IPython-only lines (%magic, !shell, %%cell magic), keeping line numbers."""
-    lines = source.split("\n")
-    if lines and lines[0].lstrip().startswith("%%"):
-        lines[0] = ""
-    return "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in lines)
 
 
 def _only_defines(tree: ast.Module) -> bool:

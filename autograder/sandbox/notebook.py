@@ -21,17 +21,23 @@ def _tracebacks(tb):
         tb = tb.tb_next
 
 
+def strip_magics(source: str) -> str:
+    """Blank out IPython-only lines (%magic, !shell, %%cell magic), keeping line numbers: the one way the
+    project reads a cell as plain Python (here without IPython, and for the reference's cells)."""
+    lines = source.split("\n")
+    if lines and lines[0].lstrip().startswith("%%"):
+        lines[0] = ""
+    return "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in lines)
+
+
 def ipython_source(source: str) -> str:
     """A cell as IPython runs it: magics, `!shell` and `obj?` become get_ipython() calls (IPython's own
     transformer), which the stand-in shell below ignores, but for a Python cell magic (%%time), whose
-    body it runs. Without IPython, those lines are blanked, keeping line numbers."""
+    body it runs. Without IPython, those lines are blanked (strip_magics)."""
     try:
         from IPython.core.inputtransformer2 import TransformerManager
     except ImportError:
-        lines = source.split("\n")
-        if lines and lines[0].lstrip().startswith("%%"):
-            lines[0] = ""
-        return "\n".join("" if ln.lstrip().startswith(("%", "!")) else ln for ln in lines)
+        return strip_magics(source)
     try:
         return TransformerManager().transform_cell(source)
     except Exception:  # what IPython cannot read either is the student's error to see, as written

@@ -51,3 +51,8 @@ def test_shell_lines_and_installs_are_skipped_and_said(tmp_path, monkeypatch):
     assert said == [(0, "MagicSkipped", "!pip install tqdm"), (1, "MagicSkipped", "%pip install numpy"),
                     (3, "MagicSkipped", "!ls")], problems
     assert "installing packages" in problems[1]["message"]
+
+
+def test_magics_are_blanked_keeping_line_numbers():
+    from autograder.sandbox.notebook import strip_magics
+    assert strip_magics("%%time\nx = 1\n%matplotlib inline\n!pip list") == "\nx = 1\n\n"
