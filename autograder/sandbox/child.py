@@ -251,7 +251,7 @@ class Child(Template):
         bind = [self.str(n) for n in setup.get("bind") or [] if self.str(n) in stand_ins]
         ready = {"item_ready": True, "nonce": self.str(setup.get("nonce", ""))}
         if setup.get("census"):  # the tests' switch only (session.py): what this fork can reach
-            restore = self.parts.standins.bind_components(self.namespace, stand_ins, bind)
+            restore = self.parts.standins.bind_stand_ins(self.namespace, stand_ins, bind)
             with self.trusted:
                 ready["census"] = census(setup["census"])
             restore()
@@ -271,7 +271,7 @@ class Child(Template):
         process.cpu_budget(request.get("cpu_seconds"))
         spec = self.load(io.BytesIO(data), weights_only=True)
         probes = self.fresh_probes()
-        restore = self.parts.standins.bind_components(self.namespace, stand_ins, bind)
+        restore = self.parts.standins.bind_stand_ins(self.namespace, stand_ins, bind)
         try:
             answer = probes["run"](self.namespace, request["probe"], spec)
         finally:

@@ -40,8 +40,8 @@ def compile_stand_ins(imports: str, units: list, exec_=exec) -> dict:
     return objects
 
 
-def bind_components(namespace: dict, components: dict, names: list):
-    """Put the reference's `names` (from `components`) in the notebook's namespace for one request; return
+def bind_stand_ins(namespace: dict, stand_ins: dict, names: list):
+    """Put the reference's `names` (from `stand_ins`) in the notebook's namespace for one request; return
     the function that puts the notebook's own back.
 
     The student's code looks these names up when it runs, so a step that calls model_grads_to_master_grads
@@ -51,12 +51,12 @@ def bind_components(namespace: dict, components: dict, names: list):
     descriptors, so no code of the student's runs here.
     """
     missing = object()
-    saved = {name: namespace.get(name, missing) for name in names if name in components}
-    replaced = {id(old): components[name] for name, old in saved.items() if old is not missing}
+    saved = {name: namespace.get(name, missing) for name in names if name in stand_ins}
+    replaced = {id(old): stand_ins[name] for name, old in saved.items() if old is not missing}
     bases = type.__dict__["__bases__"]
     rebased = []
     for value in list(namespace.values()):
-        if type(value) is not type or any(value is components.get(name) for name in saved):
+        if type(value) is not type or any(value is stand_ins.get(name) for name in saved):
             continue
         old = bases.__get__(value)
         new = tuple(replaced.get(id(b), b) for b in old)
@@ -67,7 +67,7 @@ def bind_components(namespace: dict, components: dict, names: list):
             except TypeError:  # a layout the reference's class cannot stand in for: leave it as it is
                 pass
     for name in saved:
-        namespace[name] = components[name]
+        namespace[name] = stand_ins[name]
 
     def restore():
         for value, old in rebased:

@@ -40,7 +40,7 @@ PRELOADED = ("numpy", "matplotlib", "matplotlib.pyplot", "tqdm.auto", "sklearn.d
              "IPython.core.inputtransformer2", "pickle", "torch.serialization")
 
 
-def warm_up(torch, probe_paths: list, parts):
+def preload(torch, probe_paths: list, parts):
     """Pay once, here, for what every submission would otherwise pay for (torch._dynamo comes with optim)."""
     import importlib
     for name in PRELOADED:
@@ -79,7 +79,7 @@ def zygote(probe_paths: list, guard_path: str, lib: str):
     sys.path.insert(0, lib)  # the student package (autograder, without its instructor part), as students have it
     import torch
     torch.set_num_threads(1)
-    warm_up(torch, probe_paths, parts)
+    preload(torch, probe_paths, parts)
     library_roots = [sys.prefix, sys.base_prefix, sys.exec_prefix, "/usr/lib", "/usr/local/lib",
                      os.path.join(lib, "autograder")]
     internal_files = [*probe_paths, *parts.paths, os.path.abspath(__file__)]

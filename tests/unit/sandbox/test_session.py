@@ -1,5 +1,5 @@
 """autograder.sandbox.session: a Sandbox started without bubblewrap (fast: no isolation to set up), one
-start per test: cells run in order, time limits, a cell that ends the process, files, bound components."""
+start per test: cells run in order, time limits, a cell that ends the process, files, bound stand-ins."""
 import json
 import os
 import warnings

@@ -1,6 +1,6 @@
 """autograder.sandbox.standins: each stand-in compiled alone, with only its imports and what it needs."""
 from autograder.instructor.reference import stand_in_units
-from autograder.sandbox.standins import bind_components, compile_stand_ins, source_label
+from autograder.sandbox.standins import bind_stand_ins, compile_stand_ins, source_label
 
 UNITS = stand_in_units()
 BY_ITEM = {u["item"]: u for u in UNITS["units"]}
@@ -33,7 +33,7 @@ def test_binding_rebases_the_notebooks_subclass_and_puts_everything_back():
         pass
     namespace = {"StaticLossScaler": StaticLossScaler, "DynamicLossScaler": DynamicLossScaler}
     objects = compile_stand_ins(UNITS["imports"], [BY_ITEM["static_loss_scaler"]])
-    restore = bind_components(namespace, objects, ["StaticLossScaler"])
+    restore = bind_stand_ins(namespace, objects, ["StaticLossScaler"])
     assert namespace["StaticLossScaler"] is objects["StaticLossScaler"]
     assert DynamicLossScaler.__bases__ == (objects["StaticLossScaler"],)
     restore()
