@@ -1,4 +1,6 @@
-"""The graded items of Lesson 20: the one table that names them and gives their points.
+"""The graded items of Lesson 20: the one table that names them and gives their points, built from the
+exercises' declarations (autograder/exercises/: an auto-graded item's points are its behaviours') and the
+written answers below.
 
 Every other place reads this table: the nbgrader grade cells (stamped by
 `python -m autograder release`), the check cells, the check modules
@@ -6,6 +8,8 @@ Every other place reads this table: the nbgrader grade cells (stamped by
 """
 from dataclasses import dataclass
 from pathlib import Path
+
+from .exercises import EXERCISES
 
 ASSIGNMENT = "lesson20"            # the nbgrader assignment, its notebook's name, and the course id
 SOLUTIONS_DIR = "solutions"        # instructor notebooks: solutions/<ASSIGNMENT>/*.ipynb
@@ -31,23 +35,8 @@ class Item:
         return f"{self.id}{SOLUTION_SUFFIX}"
 
 
-ITEMS = (
-    Item("underflow_fraction", 1, "auto", ("underflow_fraction",),
-         "Exercise 1: which values underflow in half precision"),
-    Item("static_loss_scaler", 1, "auto", ("StaticLossScaler",),
-         "Exercise 2: a static loss scaler"),
-    Item("dynamic_loss_scaler", 2, "auto", ("DynamicLossScaler",),
-         "Exercise 3: a dynamic loss scaler"),
-    Item("master_weights", 2, "auto",
-         ("make_master_params", "model_grads_to_master_grads", "master_params_to_model_params"),
-         "Exercise 4: an fp32 master copy of fp16 weights"),
-    Item("accumulate_gradients", 2, "auto", ("accumulate_gradients",),
-         "Exercise 5: gradient accumulation"),
-    Item("mixed_precision_train_step", 3, "auto", ("mixed_precision_train_step",),
-         "Exercise 6: one mixed-precision training step", given=("DynamicLossScaler",)),
-    Item("token_accumulation", 2, "auto", ("accumulate_token_gradients",),
-         "Exercise 7: token-level gradient accumulation"),
-    Item("q5_answer", 1, "auto", ("Q5_ANSWER",), "Practice question 5", code=False),
+# the auto-graded items, one per exercise declaration (autograder/exercises/), then the written answers
+ITEMS = tuple(Item(e.id, e.points, "auto", e.names, e.title, e.given, e.code) for e in EXERCISES) + (
     Item("practice_q1", 2, "manual", (), "Practice question 1: why not train entirely in fp16?"),
     Item("practice_q2", 2, "manual", (), "Practice question 2: why an fp32 master copy?"),
     Item("practice_q3", 2, "manual", (), "Practice question 3: what loss scaling does"),

@@ -11,7 +11,10 @@ UNIT = Path(__file__).parent
 
 
 def is_check(path: Path) -> bool:
-    return path.name == "conftest.py" or (path.parent in (CHECKS_DIR, HIDDEN_DIR) and path.name.startswith("test_"))
+    """The checks, conftest.py, and the exercises' declarations (exercises/<id>.py: data, held together by
+    tests/unit/test_exercise.py)."""
+    return (path.name == "conftest.py" or (path.parent in (CHECKS_DIR, HIDDEN_DIR) and path.name.startswith("test_"))
+            or path.parent == PACKAGE_DIR / "exercises")
 
 
 def package_modules() -> list:

@@ -1,0 +1,33 @@
+"""What one exercise is, as data: its id, title and contract names, its behaviours with their points, why the
+central ones are its point, the other items' names its checks hand it, and the probes that drive it.
+
+Each exercise declares one `Exercise` in its own module, autograder/exercises/<id>.py; items.py and rubric.py
+build their tables from those declarations (autograder/exercises/__init__.py lists them in lesson order).
+Plain data, importing nothing of the project.
+"""
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    id: str
+    text: str            # one line, for the student: what the exercise asks for
+    points: float
+    central: bool = False
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str              # the nbgrader grade id of its check cell, the check modules' name (checks/test_<id>.py)
+    title: str
+    names: tuple         # top-level names the student's code must define (the contract)
+    behaviours: tuple    # Behaviour, each with its points: the item's points are their sum
+    why_central: str     # why its central behaviours are the exercise's point (a central failure caps at half)
+    probes: tuple = ()   # the probes of checks/probes.py its checks drive the code with
+    given: tuple = ()    # other items' names whose objects the checks hand to its code (a scaler)
+    code: bool = True    # its names are code that other items' code may call (not an answer, as Q5_ANSWER)
+
+    @property
+    def points(self) -> float:
+        total = round(sum(b.points for b in self.behaviours), 6)
+        return int(total) if total == int(total) else total

@@ -1,0 +1,42 @@
+"""autograder.exercise and the exercises' declarations (autograder/exercises/<id>.py): one unit per exercise,
+from which items.py and rubric.py build their tables."""
+import math
+
+import pytest
+
+from autograder import items, rubric
+from autograder.checks import harness, probes  # noqa: F401  (probes fills harness.PROBES)
+from autograder.exercise import Behaviour, Exercise
+from autograder.exercises import EXERCISES
+from autograder.items import CHECKS_DIR, HIDDEN_DIR
+
+
+def test_an_exercises_points_are_its_behaviours():
+    e = Exercise("x", "X", ("f",), (Behaviour("a", "A", 0.4, central=True), Behaviour("b", "B", 0.2),
+                                    Behaviour("c", "C", 0.4)), "why")
+    assert e.points == 1 and isinstance(e.points, int)
+    assert Exercise("y", "Y", (), (Behaviour("a", "A", 0.25),), "why").points == 0.25
+
+
+def test_the_registries_are_the_declarations_in_lesson_order():
+    assert [i.id for i in items.AUTO_ITEMS] == [e.id for e in EXERCISES]
+    for e in EXERCISES:
+        item = items.get_item(e.id)
+        assert (item.points, item.names, item.title, item.given, item.code) == (e.points, e.names, e.title, e.given,
+                                                                                e.code)
+        assert rubric.RUBRIC[e.id] == e.behaviours and rubric.WHY_CENTRAL[e.id] == e.why_central
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=[e.id for e in EXERCISES])
+def test_each_declaration_is_whole(exercise):
+    """An id that names its checks, a contract, behaviours whose points add up, a central one and why, and
+    probes that exist and that its checks drive."""
+    assert (CHECKS_DIR / f"test_{exercise.id}.py").is_file() and (HIDDEN_DIR / f"test_{exercise.id}.py").is_file()
+    assert exercise.names and exercise.title and exercise.why_central.strip()
+    ids = [b.id for b in exercise.behaviours]
+    assert len(ids) == len(set(ids)) and any(b.central for b in exercise.behaviours)
+    assert math.isclose(sum(b.points for b in exercise.behaviours), exercise.points)
+    checks = (CHECKS_DIR / f"test_{exercise.id}.py").read_text() + (HIDDEN_DIR / f"test_{exercise.id}.py").read_text()
+    for probe in exercise.probes:
+        assert probe in harness.PROBES and f'"{probe}"' in checks, probe
+    assert set(exercise.given) <= {n for e in EXERCISES for n in e.names}
