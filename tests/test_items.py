@@ -60,32 +60,41 @@ def test_contract_names_sit_in_their_solution_cells():
         assert set(item.names) <= defined, f"{item.id}: {set(item.names) - defined} missing from its cell"
 
 
+def _stubbed_functions(source: str) -> dict:
+    """{qualified name: parameter count} of the functions and methods of a cell whose body raises
+    NotImplementedError: the stubs the release left for the student."""
+    found = {}
+
+    def visit(node, prefix=""):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.FunctionDef):
+                raises = any(isinstance(n, ast.Raise) and "NotImplementedError" in ast.unparse(n)
+                             for n in ast.walk(child))
+                if raises:
+                    found[prefix + child.name] = len(child.args.args)
+    visit(ast.parse(source))
+    return found
+
+
 def test_student_stubs_raise_naming_the_exercise():
-    """Every contract function and method of the student notebook raises NotImplementedError naming its exercise."""
+    """Every contract function and method of the student notebook raises NotImplementedError naming its exercise:
+    each stubbed function of each item's cell (the registry's items and contract names), called with Nones."""
     import torch
     import torch.nn as nn
     cells = nbgrader_cells(read(STUDENT_NB))
     namespace = {"torch": torch, "nn": nn}
     for item in items.AUTO_ITEMS:
         exec(cells[item.solution_cell_id].source, namespace)
-    calls = {
-        "underflow_fraction": [lambda ns: ns["underflow_fraction"](torch.zeros(3))],
-        "static_loss_scaler": [lambda ns: ns["StaticLossScaler"](),
-                               lambda ns: ns["StaticLossScaler"].scale_loss(None, torch.ones(())),
-                               lambda ns: ns["StaticLossScaler"].unscale_(None, [])],
-        "dynamic_loss_scaler": [lambda ns: ns["DynamicLossScaler"](),
-                                lambda ns: ns["DynamicLossScaler"].update(None, False)],
-        "master_weights": [lambda ns: ns["make_master_params"](nn.Linear(2, 2)),
-                           lambda ns: ns["model_grads_to_master_grads"]([], []),
-                           lambda ns: ns["master_params_to_model_params"]([], [])],
-        "accumulate_gradients": [lambda ns: ns["accumulate_gradients"](None, None, torch.zeros(2), None, 1)],
-        "mixed_precision_train_step": [
-            lambda ns: ns["mixed_precision_train_step"](None, [], None, None, None, None, None, 1)],
-        "token_accumulation": [
-            lambda ns: ns["accumulate_token_gradients"](None, torch.zeros(1, 2), torch.zeros(1, 2), 1)],
-    }
-    for item_id, fns in calls.items():
-        for fn in fns:
-            with pytest.raises(NotImplementedError, match=item_id):
-                fn(namespace)
+    for item in items.AUTO_ITEMS:
+        if not item.code:
+            continue
+        stubs = _stubbed_functions(cells[item.solution_cell_id].source)
+        assert {name.split(".")[0] for name in stubs} == set(item.names), (item.id, sorted(stubs))
+        for name, arity in stubs.items():
+            owner, _, method = name.partition(".")
+            fn = getattr(namespace[owner], method) if method else namespace[owner]
+            with pytest.raises(NotImplementedError, match=item.id):
+                fn(*[None] * arity)
     assert namespace["Q5_ANSWER"] is Ellipsis, "the student's Q5 cell should read Q5_ANSWER = ..."
