@@ -8,9 +8,11 @@ Where a grade cell was damaged, the student must be told it was repaired.
 """
 import html
 import json
+import multiprocessing
 import re
 import time
 import warnings
+from concurrent import futures
 
 import nbformat
 import pytest
@@ -121,17 +123,34 @@ def test_the_first_try_of_a_duplicated_solution_would_lose_points(saved):
     assert result.items["master_weights"].score < 2
 
 
+def grade_saved(path) -> tuple:
+    """In a grading process: (status, reason, scores, reports) of one saved notebook, graded directly."""
+    result = grade_notebook(read_notebook(path), reference=reference())
+    return (result.status, result.reason, {i: r.score for i, r in result.items.items()},
+            {i: result.report(i) for i in result.items})
+
+
+@pytest.fixture(scope="module")
+def graded_directly(saved) -> dict:
+    """Every realistic notebook graded once with grade_notebook, two grading processes at a time (the machine's
+    cores), as tests/test_submissions.py grades its corpus."""
+    pool = futures.ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
+    try:
+        running = {name: pool.submit(grade_saved, saved[name]) for name in REALISTIC}
+        return {name: future.result(timeout=900) for name, future in running.items()}
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 @pytest.mark.parametrize("name", REALISTIC)
-def test_full_marks_graded_directly(saved, name):
-    result = grade_notebook(read_notebook(saved[name]), reference=reference())
-    scores = {i: r.score for i, r in result.items.items()}
-    reports = {i: result.report(i) for i in result.items}
-    found = judge(name, result.status, scores)
+def test_full_marks_graded_directly(graded_directly, name):
+    status, reason, scores, reports = graded_directly[name]
+    found = judge(name, status, scores)
     if needs_repair(name):
-        text = " ".join([result.reason, *reports.values()]).lower()
+        text = " ".join([reason, *reports.values()]).lower()
         if REPAIR_WORD not in text:
             found.append(f"the reason and the reports do not say what was {REPAIR_WORD}")
-    assert not found, "; ".join(found) + "\n" + detail(name, result.status, result.reason, scores, reports)
+    assert not found, "; ".join(found) + "\n" + detail(name, status, reason, scores, reports)
 
 
 @pytest.fixture(scope="module")
