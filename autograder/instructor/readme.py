@@ -63,13 +63,17 @@ def render(text: str) -> tuple:
 
 
 def stale(root: Path = ROOT) -> list:
-    """The generated tables the README at `root` holds out of date."""
-    return render((Path(root) / README).read_text(encoding="utf-8"))[1]
+    """The generated tables the README at `root` holds out of date (none where there is no README: a course
+    root made of the course's folders alone, as on a grading server)."""
+    path = Path(root) / README
+    return render(path.read_text(encoding="utf-8"))[1] if path.is_file() else []
 
 
 def write(root: Path = ROOT) -> list:
     """Regenerate the README's tables in place; returns the names of those that changed."""
     path = Path(root) / README
+    if not path.is_file():
+        return []
     text, changed = render(path.read_text(encoding="utf-8"))
     if changed:
         path.write_text(text, encoding="utf-8")

@@ -29,3 +29,7 @@ def test_missing_markers_name_the_table(tmp_path):
 def test_the_tables_come_from_the_registries():
     assert all(f"| `{i.id}` | {i.points:g} | checks |" in readme.grades_table() for i in AUTO_ITEMS)
     assert all(b.text in readme.rubric_table() for behaviours in rubric.RUBRIC.values() for b in behaviours)
+
+
+def test_a_course_root_without_a_readme_has_no_table_to_write(tmp_path):
+    assert readme.stale(tmp_path) == [] and readme.write(tmp_path) == [] and not (tmp_path / readme.README).exists()
