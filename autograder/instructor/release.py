@@ -89,7 +89,8 @@ def release(root: Path = ROOT) -> Path:
     values = _expected_file(root)
     changed = expected.write(values, root)
     print(f"{'wrote' if changed else 'kept'} {values.relative_to(root)} (the visible checks' expected values)")
-    tables = readme.write(root)
-    print(f"wrote {readme.README}'s {', '.join(tables)} table{'s' if len(tables) > 1 else ''}" if tables
-          else f"kept {readme.README}'s generated tables")
+    if (root / readme.README).is_file():
+        tables = readme.write(root)
+        print(f"wrote {readme.README}'s {', '.join(tables)} table{'s' if len(tables) > 1 else ''}" if tables
+              else f"kept {readme.README}'s generated tables")
     return out
