@@ -32,6 +32,7 @@ LIMITS = {
     "message": 400,   # an exception's message
     "note": 300,      # one note in a grading record
     "reason": 500,    # a grading record's reason
+    "check": 1000,    # a failing check's message, as a grading record keeps it
 }
 
 _BOUNDED = reprlib.Repr()

@@ -71,7 +71,7 @@ def gradable(student: str, out: Path) -> bool:
 def grade_one(record: StudentRecord, staged: Staged, out: str, db_url: str, limits: Limits) -> StudentRecord:
     """Grade one staged student (in a grading process unless there is nothing to run); returns the record
     written to their state file."""
-    out = Path(out)
+    out, started = Path(out), time.monotonic()
     if gradable(record.student, out):
         record = grade_student(record, staged, out, nbgrader_config(out, db_url, limits))
     else:  # nothing to run: staging's problem says why; not in the gradebook if the id is unusable
@@ -79,6 +79,7 @@ def grade_one(record: StudentRecord, staged: Staged, out: str, db_url: str, limi
             zero_submission(db_url, record.student)
         record.status = "failed"
         record.reason = clip("; ".join(filter(None, [staged.problem, *staged.notes])), "reason")
+        record.seconds = round(time.monotonic() - started, 2)
         save_state(out, record)
     if not (out / "feedback" / record.student / ASSIGNMENT).is_dir():
         write_failure_feedback(out, record)
@@ -201,6 +202,7 @@ def _record_timeout(out: Path, db_url: str, record: StudentRecord, staged: Stage
         return _record_error(out, record.student, gradebook_error_after_timeout(exc))
     reason = past_deadline(limits)
     record.status, record.items, record.review = "timeout", {}, {}
+    record.seconds = limits.student_seconds  # it was killed there
     record.reason = "; ".join(filter(None, [staged.problem, *staged.notes, reason]))
     write_failure_feedback(out, record)
     save_state(out, record)

@@ -9,7 +9,8 @@ README, "How a submission is graded", follows a submission through this module. 
    report and score, which SaveAutoGrades records in the gradebook, and hands its whole result
    to this module (`preprocessor.take_result`);
 2. runs nbgrader's GenerateFeedback converter: the feedback page, from the autograded notebook;
-3. writes the student's record (state.py) once: status, reason, and each item's score and rubric.
+3. writes the student's record (state.py) once: status, reason, each item's score and rubric, the failing
+   checks' messages, and the seconds it took.
    `export` (gradebook.py) reads it beside the gradebook's scores.
 
 `configure` installs these steps in a traitlets Config: course.nbgrader_config() for `grade`, and the
@@ -113,6 +114,7 @@ def warm_up(limits):
 def grade_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> StudentRecord:
     """Grade one staged student whose notebook is there to grade (grade.gradable), with the class's nbgrader
     configuration `cfg` (course.nbgrader_config); save and return their record."""
+    started = time.monotonic()
     student, notes = record.student, list(staged.notes)
     db_url = cfg.CourseDirectory.db_url
     error = run_with_retries(cfg, student, "autograde")
@@ -133,6 +135,7 @@ def grade_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> Stud
         if error:
             notes.append(clip(no_feedback(error), "note"))
     record.reason = clip("; ".join(filter(None, [staged.problem, *notes, record.reason])), "reason")
+    record.seconds = round(time.monotonic() - started, 2)
     save_state(out, record)
     return record
 
