@@ -336,3 +336,23 @@ def past_deadline(limits) -> str:
     return (f"grading it was stopped at the deadline of {limits.student_seconds:g} s per student (the "
             f"notebook's {limits.notebook_seconds:g} s, its checks' {limits.checks_seconds:g} s, and "
             f"{limits.STARTUP_SECONDS:g} s to start and write the feedback)")
+
+
+# ---- What `grade` shows while it works, where its output is not a terminal (instructor/progress.py) ----
+
+def one_line(text: str, limit: int = 120) -> str:
+    """`text` on one line of at most `limit` characters, with no control character (a folder name or a reason may
+    hold newlines or a terminal's escape sequences)."""
+    text = " ".join(str(text).split())
+    text = text if text.isprintable() else ascii(text)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def progress_line(done: int, total: int, student: str, status: str, score: float, points: float, seconds,
+                  reason: str = "") -> str:
+    """One finished student: `[ 3/12] ada: graded, 11.5 of 15 points, 7.2 s`, and why, when it is not graded."""
+    width = len(str(total))
+    took = "time not recorded" if seconds is None else f"{seconds:.1f} s"
+    line = f"[{done:>{width}}/{total}] {one_line(student, 80)}: {status}, {score:g} of {points:g} points, {took}"
+    return line + (f" ({one_line(reason, 100)})" if status != "graded" and reason else "")
+
