@@ -1,6 +1,6 @@
 """autograder.instructor.state: per-student records survive a round trip, and damage reads as none."""
 from autograder.instructor.state import StudentRecord, load_state, recorded_students, save_state, state_path
-from autograder.text import LIMITS
+from autograder.text import LIMITS, NOT_IMPLEMENTED
 
 
 def test_round_trip(tmp_path):
@@ -42,6 +42,9 @@ def test_a_record_keeps_what_each_failing_behaviours_checks_said_beside_an_uncha
     assert item_id == "q5_answer" and set(item) == {"score", "max_score", "rubric", "messages"}
     assert all(set(b) == {"score", "max_score", "central"} for b in item["rubric"].values())  # grades.json's shape
     assert item["messages"] == {"a_letter": said[:MESSAGES_KEPT], "right_letter": ["y" * LIMITS["check"]]}
+    stub = [Outcome(f"letter {i}", False, f"Q5_ANSWER is not written yet: cell {i}", reason="not_implemented",
+                    behaviour="a_letter") for i in range(2)]
+    assert item_records(_result(stub))["q5_answer"]["messages"] == {"a_letter": [NOT_IMPLEMENTED]}
     passing = item_records(_result([Outcome("letter", True, behaviour="a_letter"),
                                     Outcome("right", True, behaviour="right_letter")]))["q5_answer"]
     assert passing["messages"] == {}
