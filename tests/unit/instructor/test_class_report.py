@@ -13,6 +13,7 @@ from autograder.text import NO_MESSAGE
 
 STEP = "mixed_precision_train_step"
 HOSTILE = "<img src=x onerror=alert(1)>"
+AUTO_POINTS = float(sum(i.points for i in AUTO_ITEMS))
 
 
 def record(student, failing=None, review=None, seconds=5.0, status="graded"):
@@ -117,7 +118,7 @@ def doc_of(records, extra=None):
     for student, r in records.items():
         items = {i: {"score": v["score"], "max_score": v["max_score"]} for i, v in r.items.items()}
         rows[student] = {"status": r.status, "reason": r.reason, "items": items,
-                         "total": sum(v["score"] for v in items.values()), "max_total": 15.0}
+                         "total": sum(v["score"] for v in items.values()), "max_total": AUTO_POINTS}
     return {"assignment": "lesson20", "students": {**rows, **(extra or {})}}
 
 
@@ -126,7 +127,7 @@ def test_every_students_text_is_escaped():
                                review={"q5_answer": ["<script>alert(2)</script>"]}),
                "ada": record("ada")}
     failed = {"<b>bob</b>": {"status": "failed", "reason": "<script>alert(3)</script>", "items": {}, "total": 0.0,
-                             "max_total": 15.0}}
+                             "max_total": AUTO_POINTS}}
     page = Page()
     text = render(ClassData(doc_of(records, failed), records, {}, {HOSTILE: ["practice_q1"]}))
     page.feed(text)
