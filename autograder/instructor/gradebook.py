@@ -14,6 +14,7 @@ import hashlib
 import io
 import json
 import math
+import warnings
 from pathlib import Path
 
 from ..items import ASSIGNMENT, ITEMS, MANUAL_ITEMS
@@ -25,6 +26,7 @@ from .state import load_state, recorded_students, state_path
 COURSE_ID = ASSIGNMENT  # one course, one assignment: nbgrader's course id is the assignment's name
 # OWASP's CSV-injection rule: a spreadsheet reads a cell starting with one of these as a formula
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+NOT_IN_SESSION = ".*not in session.*"  # SQLAlchemy 2's warning about nbgrader 0.9's sessions: harmless, and noisy
 
 
 def normalise_db_url(db_url: str) -> str:
@@ -86,7 +88,9 @@ def zero_submission(db_url: str, student: str):
     """Record a submission nbgrader could not grade: every autograded score 0, as nbgrader does for a
     missing notebook, so no score from an earlier submission survives. Manual scores are kept."""
     from nbgrader.api import Gradebook
-    with Gradebook(db_url, course_id=COURSE_ID) as gb:
+    with warnings.catch_warnings(), Gradebook(db_url, course_id=COURSE_ID) as gb:
+        # in `grade`'s own process too (a submission with nothing to run), where its log is the instructor's
+        warnings.filterwarnings("ignore", message=NOT_IN_SESSION)
         gb.update_or_create_student(student)
         submission = gb.update_or_create_submission(ASSIGNMENT, student)
         for notebook in submission.notebooks:

@@ -32,7 +32,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 
 from ..items import ASSIGNMENT
 from ..text import NO_RESULTS, autograde_refused, clip, gradebook_error, no_feedback
-from .gradebook import zero_submission
+from .gradebook import NOT_IN_SESSION, zero_submission
 from .preprocessor import GradeOutOfProcess, take_result
 from .stubs import ClearSolutionsNamed
 from .repair import RepairStructure
@@ -159,7 +159,7 @@ class _ErrorLog(logging.Handler):
 
 def _quiet_nbgrader() -> _ErrorLog:
     """Route nbgrader's log (in this worker process) to a collector instead of the terminal."""
-    warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader 0.9 on SQLAlchemy 2
+    warnings.filterwarnings("ignore", message=NOT_IN_SESSION)  # nbgrader 0.9 on SQLAlchemy 2
     errors = _ErrorLog()
     log = logging.getLogger("traitlets")
     log.handlers[:] = [errors]
