@@ -79,11 +79,32 @@ def read_state(out: Path, student: str) -> StudentRecord:
         record = StudentRecord(**known)
     except (ValueError, TypeError, AttributeError) as exc:
         raise ValueError(f"{path} is not a student record ({type(exc).__name__}: {clip(str(exc), 'message')})") from None
-    shapes = {"status": str, "reason": str, "items": dict, "review": dict}
-    wrong = [name for name, kind in shapes.items() if not isinstance(getattr(record, name), kind)]
+    wrong = misshapen(record)
     if wrong:
-        raise ValueError(f"{path} is not a student record (wrong type: {', '.join(wrong)})")
+        raise ValueError(f"{path} is not a student record (wrong type: {wrong})")
     return record
+
+
+def misshapen(record: StudentRecord) -> str:
+    """The first field of a record that is not as grading writes it, or ""."""
+    number = (int, float)
+    for name, kind in {"status": str, "reason": str, "items": dict, "review": dict}.items():
+        if not isinstance(getattr(record, name), kind):
+            return name
+    if record.seconds is not None and not isinstance(record.seconds, number):
+        return "seconds"
+    for item_id, item in record.items.items():
+        if not isinstance(item, dict) or not all(isinstance(item.get(k, 0.0), number) for k in ("score", "max_score")):
+            return f"items.{item_id}"
+        rubric, messages = item.get("rubric", {}), item.get("messages", {})
+        if not isinstance(rubric, dict) or not all(
+                isinstance(b, dict) and all(isinstance(b.get(k), number) for k in ("score", "max_score"))
+                for b in rubric.values()):
+            return f"items.{item_id}.rubric"
+        if not isinstance(messages, dict) or not all(
+                isinstance(m, list) and all(isinstance(t, str) for t in m) for m in messages.values()):
+            return f"items.{item_id}.messages"
+    return ""
 
 
 def load_state(out: Path, student: str):

@@ -63,7 +63,12 @@ def test_a_broken_record_is_named_with_its_cause(tmp_path):
     from autograder.instructor.state import read_state
     state_path(tmp_path, "x").parent.mkdir(parents=True)
     for name, text, cause in [("a", "{not json", "JSONDecodeError"), ("b", "[1, 2]", "AttributeError"),
-                              ("c", '{"student": "c", "items": []}', "wrong type: items")]:
+                              ("c", '{"student": "c", "items": []}', "wrong type: items"),
+                              ("d", '{"student": "d", "items": {"q5_answer": {"rubric": {"a": 1}}}}',
+                               "wrong type: items.q5_answer.rubric"),
+                              ("e", '{"student": "e", "items": {"q5_answer": {"messages": {"a": "one"}}}}',
+                               "wrong type: items.q5_answer.messages"),
+                              ("f", '{"student": "f", "seconds": "7"}', "wrong type: seconds")]:
         state_path(tmp_path, name).write_text(text)
         with pytest.raises(ValueError, match=cause) as caught:
             read_state(tmp_path, name)
