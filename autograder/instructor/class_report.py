@@ -162,20 +162,18 @@ def without_numbers(message: str) -> str:
 
 def common_wording(messages: list) -> str:
     """The wording of messages that differ at most in their numbers: the numbers they share, VARIES elsewhere."""
-    split = [NUMBER.split(m) for m in messages]
-    numbers = [NUMBER.findall(m) for m in messages]
-    words, kept = split[0], []
-    for i in range(len(numbers[0])):
-        values = {n[i] for n in numbers}
-        kept.append(values.pop() if len(values) == 1 else VARIES)
-    return "".join(w + (kept[i] if i < len(kept) else "") for i, w in enumerate(words))
+    words = NUMBER.split(messages[0])  # the text between the numbers, the same in every message
+    numbers = zip(*(NUMBER.findall(m) for m in messages))  # position by position
+    kept = [values[0] if len(set(values)) == 1 else VARIES for values in numbers]
+    return "".join(w + n for w, n in zip(words, kept + [""]))
 
 
 def message_groups(records: dict, item_id: str, behaviour_id: str) -> list:
     """What the failing checks of one behaviour said across the class: one Group per wording, most students first."""
     said = {}  # wording without numbers -> {student: [messages]}
     for student, this_item, item in judged_items(records):
-        if this_item != item_id or passes(item["rubric"].get(behaviour_id, {"score": 1, "max_score": 1})):
+        entry = item["rubric"].get(behaviour_id) if this_item == item_id else None
+        if entry is None or passes(entry):
             continue
         for message in item.get("messages", {}).get(behaviour_id) or [NO_MESSAGE]:
             said.setdefault(without_numbers(message), {}).setdefault(student, []).append(message)
