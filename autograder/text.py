@@ -397,8 +397,10 @@ def report_summary(students: int, statuses: dict, totals: list, review_items: in
     parts = [f"{_plural(students, 'student')}: " + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) + "."]
     if totals:
         parts.append(f"Total: mean {statistics.mean(totals):.2f}, median {statistics.median(totals):g}.")
-    parts.append(f"{_plural(review_items, 'item')} set aside for review ({_plural(review_students, 'student')}).")
-    parts.append(f"{_plural(written, 'written answer')} still to grade ({_plural(written_students, 'student')}).")
+    parts.append(f"{_plural(review_items, 'item')} set aside for review ({_plural(review_students, 'student')})."
+                 if review_items else "Nothing set aside for review.")
+    parts.append(f"{_plural(written, 'written answer')} still to grade ({_plural(written_students, 'student')})."
+                 if written else "No written answer left to grade.")
     return " ".join(parts)
 
 

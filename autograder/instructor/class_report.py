@@ -322,7 +322,7 @@ def render(data: ClassData) -> str:
     for items in data.waiting.values():
         for i in items:
             per_item[i] = per_item.get(i, 0) + 1
-    waiting_items = ", ".join(f"<code>{e(i)}</code> {n}" for i, n in per_item.items())
+    waiting_items = " · ".join(f"<code>{e(i)}</code>: {n}" for i, n in per_item.items())
     slow_rows = [[f"<span class='student'>{e(r.student)}</span>", f"{r.seconds:.1f} s", e(r.status),
                   f"{rows.get(r.student, {}).get('total', 0):g}"] for r in slowest(records)]
 

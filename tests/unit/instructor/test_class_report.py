@@ -151,6 +151,7 @@ def test_the_page_shows_each_section_and_every_item_plotted():
     assert "1 student: " + scaled(8) in shown and "50%" in shown
     assert page.tags.count("svg") == 1 + sum(1 for i in ITEMS if i.kind == "auto")  # the totals, each item
     assert "Every submission was graded." in shown and "No item is set aside for review." in shown
+    assert "Nothing set aside for review." in shown
     assert shown.index("bob") < shown.rindex("ada")  # the slowest first
 
 
