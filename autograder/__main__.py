@@ -1,4 +1,4 @@
-"""Command line: `python -m autograder {check,release,grade,export} ...` (see --help of each)."""
+"""Command line: `python -m autograder {check,release,grade,export,report} ...` (see --help of each)."""
 import argparse
 import sys
 from pathlib import Path
@@ -76,6 +76,12 @@ def cmd_grade(args):
     print(f"{len(doc['students'])} students: "
           + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
           + f". Wrote {Path(args.out) / 'grades.json'} and grades.csv.")
+    from .instructor.class_report import write_report
+    from .text import report_failed
+    try:
+        print(f"Class report: {write_report(args.out, args.db_url)}")
+    except Exception as exc:  # the grades are safe; the report can be written again on its own
+        print(report_failed(exc, args.out), file=sys.stderr)
     return 0
 
 
@@ -86,6 +92,17 @@ def cmd_export(args):
     out.mkdir(parents=True, exist_ok=True)
     doc = export(out, normalise_db_url(args.db_url or f"sqlite:///{out / 'gradebook.db'}"), sources=args.sources)
     print(f"Wrote {out / 'grades.json'} and grades.csv for {len(doc['students'])} students.")
+    return 0
+
+
+def cmd_report(args):
+    _instructor("report")
+    from .instructor.class_report import ReportError, write_report
+    try:
+        path = write_report(args.out, args.db_url, sources=args.sources)
+    except ReportError as exc:
+        raise SystemExit(str(exc)) from None
+    print(f"Wrote {path}")
     return 0
 
 
@@ -147,6 +164,14 @@ def main(argv=None):
     p.add_argument("--from", dest="sources", nargs="+", default=[], metavar="OUT_DIR",
                    help="also take the students graded into these --out folders (other shards)")
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("report", help="write OUT/report.html: the class's scores, each behaviour's pass rate, what "
+                       "the failing checks said, and what is left to grade by hand")
+    p.add_argument("--out", required=True, help="the --out folder of a `grade` run; the report is written here")
+    p.add_argument("--db-url", default=None, help="SQLAlchemy URL of the gradebook (default: SQLite in --out)")
+    p.add_argument("--from", dest="sources", nargs="+", default=[], metavar="OUT_DIR",
+                   help="also take the students graded into these --out folders (other shards)")
+    p.set_defaults(func=cmd_report)
 
     args = parser.parse_args(argv)
     return args.func(args)

@@ -21,6 +21,7 @@ bounded repr (reprlib), which stops after a few items and levels however large t
 """
 import html
 import reprlib
+import statistics
 
 LIMITS = {
     "name": 100,      # a name the probe looked up
@@ -32,6 +33,7 @@ LIMITS = {
     "message": 400,   # an exception's message
     "note": 300,      # one note in a grading record
     "reason": 500,    # a grading record's reason
+    "check": 1000,    # a failing check's message, as a grading record keeps it
 }
 
 _BOUNDED = reprlib.Repr()
@@ -335,3 +337,106 @@ def past_deadline(limits) -> str:
     return (f"grading it was stopped at the deadline of {limits.student_seconds:g} s per student (the "
             f"notebook's {limits.notebook_seconds:g} s, its checks' {limits.checks_seconds:g} s, and "
             f"{limits.startup_seconds:g} s to start and write the feedback)")
+
+
+# ---- What `grade` shows while it works, where its output is not a terminal (instructor/progress.py) ----
+
+def one_line(text: str, limit: int = 120) -> str:
+    """`text` on one line of at most `limit` characters, with no control character (a folder name or a reason may
+    hold newlines or a terminal's escape sequences)."""
+    text = " ".join(str(text).split())
+    text = text if text.isprintable() else ascii(text)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def progress_line(done: int, total: int, student: str, status: str, score: float, points: float, seconds,
+                  reason: str = "") -> str:
+    """One finished student: `[ 3/12] ada: graded, 11.5 of 15 points, 7.2 s`, and why, when it is not graded."""
+    width = len(str(total))
+    took = "time not recorded" if seconds is None else f"{seconds:.1f} s"
+    line = f"[{done:>{width}}/{total}] {one_line(student, 80)}: {status}, {score:g} of {points:g} points, {took}"
+    return line + (f" ({one_line(reason, 100)})" if status != "graded" and reason else "")
+
+
+# ---- The class report, for the instructor (instructor/class_report.py) ----
+
+REPORT_HEADINGS = {
+    "totals": "Totals",
+    "behaviours": "Behaviours across the class, worst first",
+    "messages": "What the failing checks said",
+    "items": "Each item's scores",
+    "statuses": "Submissions not graded",
+    "review": "Set aside for review",
+    "written": "Written answers still to grade",
+    "slowest": "Slowest submissions",
+    "no_rubric": "No student's code was graded on the rubric yet.",
+    "none_failing": "Every behaviour passes for every student graded.",
+    "all_graded": "Every submission was graded.",
+    "none_set_aside": "No item is set aside for review.",
+    "none_waiting": "Every written answer has a score.",
+    "no_times": "No grading time is recorded (the records predate timings).",
+    "scored_by_hand": "scored by hand",
+    "waiting": "waiting for a score in formgrader",
+}
+NO_MESSAGE = "(its failing checks left no message)"
+
+
+def report_intro(varies: str) -> str:
+    return ("Behaviours count the students whose code was graded; an item set aside for review is counted only "
+            "under review. Messages are grouped by their wording with the numbers stripped: "
+            f"{varies} stands for a number that differs from one student to another.")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def report_summary(students: int, statuses: dict, totals: list, review_items: int, review_students: int,
+                   written: int, written_students: int) -> str:
+    """The report's first line: the class, its statuses, its totals, and what is left for the instructor."""
+    parts = [f"{_plural(students, 'student')}: " + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) + "."]
+    if totals:
+        parts.append(f"Total: mean {statistics.mean(totals):.2f}, median {statistics.median(totals):g}.")
+    parts.append(f"{_plural(review_items, 'item')} set aside for review ({_plural(review_students, 'student')})."
+                 if review_items else "Nothing set aside for review.")
+    parts.append(f"{_plural(written, 'written answer')} still to grade ({_plural(written_students, 'student')})."
+                 if written else "No written answer left to grade.")
+    return " ".join(parts)
+
+
+def all_pass(count: int) -> str:
+    return f"{_plural(count, 'more behaviour')} pass for every student graded"
+
+
+def students_said(count: int, wording: str) -> str:
+    """One group of a failing behaviour's messages: `12 students: the loss was not multiplied by ...`."""
+    return f"{_plural(count, 'student')}: {wording}"
+
+
+def unreadable_record(problem: str) -> str:
+    return f"its record cannot be read: {problem}; grade it again (--students ID --force)"
+
+
+def no_such_folder(folder) -> str:
+    return f"no such folder: {folder}"
+
+
+def no_graded_class(out, has_state: bool) -> str:
+    where = f"{out}/state/ holds no student record" if has_state else f"{out} has no state/ folder"
+    return (f"no graded class in {out}: {where} (`python -m autograder grade SUBMITTED --out {out}` writes one "
+            "per student, and the report with them)")
+
+
+def no_gradebook(path) -> str:
+    return (f"no gradebook at {path}, though the class has student records: pass --db-url if it was graded into "
+            "another database")
+
+
+def gradebook_unreadable(shown_url: str, exc: BaseException) -> str:
+    return f"the gradebook {shown_url} could not be read: {type(exc).__name__}: {clip(str(exc), 'message')}"
+
+
+def report_failed(exc: BaseException, out) -> str:
+    """`grade` finished, but writing the class report did not."""
+    return (f"the grades are written, but the class report is not: {type(exc).__name__}: {clip(str(exc), 'message')}"
+            f". Try `python -m autograder report --out {out}`.")

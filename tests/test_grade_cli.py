@@ -304,3 +304,31 @@ def test_students_and_shards_select_the_right_subsets(graded, tmp_path):
     assert sorted(p.stem for p in (out / "state").glob("*.json")) == expected
     bad = subprocess.run(grade_command(submitted, out, "--shard", "3/2"), capture_output=True, text=True)
     assert bad.returncode != 0 and "--shard takes i/n" in bad.stderr
+
+
+def test_a_run_whose_output_is_not_a_terminal_prints_one_line_per_student_and_the_reports_path(tmp_path):
+    """As in a Slurm job's log: no bar redrawn with carriage returns, but one line per finished student with
+    its status, score and seconds; and at the end, where the class report is."""
+    students = {name: CLASS[name] for name in ("stub", "x-broken", "bad id")}
+    submitted, out = write_class(tmp_path / "submitted", students), tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(submitted), "--out", str(out),
+                           "--jobs", "1"], cwd=ROOT, capture_output=True, text=True, timeout=600)  # pipes: no TTY
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "\r" not in proc.stderr and "Warning" not in proc.stderr  # nothing but the log's own lines
+    line = re.compile(r"\[(\d)/3\] (.+?): (\w+), ([\d.]+) of (\d+) points, ([\d.]+) s(?: \((.+)\))?$")
+    seen = {}
+    for text in proc.stderr.splitlines():
+        found = line.match(text)
+        if found:
+            done, student, status, score, points, seconds, reason = found.groups()
+            seen[student] = (int(done), status, float(score), float(points), float(seconds), reason or "")
+    assert sorted(seen) == sorted(students), proc.stderr
+    assert sorted(done for done, *_ in seen.values()) == [1, 2, 3]
+    grades = json.loads((out / "grades.json").read_text())["students"]
+    for student, (_, status, score, points, _seconds, reason) in seen.items():
+        row = grades[student]
+        assert (status, score, points) == (row["status"], row["total"], FULL), student
+        assert EXPECTED[student][2] in reason and (reason == "") == (status == "graded"), student
+    assert seen["stub"][4] > 1 and seen["x-broken"][4] < 1  # the stub ran in the sandbox; the broken one did not
+    assert f"Class report: {out / 'report.html'}" in proc.stdout
+    assert "bad id" in (out / "report.html").read_text()

@@ -30,11 +30,13 @@ from ..text import clip, failure_page, gradebook_error_after_timeout, grader_err
 from .course import nbgrader_config, prepare_gradebook, put_alembic_on_path, write_formgrader_config
 from .gradebook import export, normalise_db_url, submitted_students, zero_submission
 from .pipeline import grade_student, warm_up
+from .progress import progress_display
 from .staging import NOTEBOOK, Staged, select_students, stage, staged_notebook, submission_fingerprint, usable_id
 from .state import StudentRecord, load_state, save_state
 from .workers import Workers
 
-NOT_GRADING = {"quiz.py", "quizzes.py", "__main__.py"}  # quiz widgets and the command line decide no grade
+# quiz widgets, the command line, the progress display and the class report decide no grade
+NOT_GRADING = {"quiz.py", "quizzes.py", "__main__.py", "progress.py", "class_report.py"}
 DEATHS = 2  # a student whose grading process dies this many times is recorded as "error"
 TEST_FAULT = "LESSON20_TEST_GRADER_FAULT"  # tests only: "<student>:kill" or "<student>:hang" in its grading process
 
@@ -71,7 +73,7 @@ def gradable(student: str, out: Path) -> bool:
 def grade_one(record: StudentRecord, staged: Staged, out: str, db_url: str, limits: Limits) -> StudentRecord:
     """Grade one staged student (in a grading process unless there is nothing to run); returns the record
     written to their state file."""
-    out = Path(out)
+    out, started = Path(out), time.monotonic()
     if gradable(record.student, out):
         record = grade_student(record, staged, out, nbgrader_config(out, db_url, limits))
     else:  # nothing to run: staging's problem says why; not in the gradebook if the id is unusable
@@ -79,6 +81,7 @@ def grade_one(record: StudentRecord, staged: Staged, out: str, db_url: str, limi
             zero_submission(db_url, record.student)
         record.status = "failed"
         record.reason = clip("; ".join(filter(None, [staged.problem, *staged.notes])), "reason")
+        record.seconds = round(time.monotonic() - started, 2)
         save_state(out, record)
     if not (out / "feedback" / record.student / ASSIGNMENT).is_dir():
         write_failure_feedback(out, record)
@@ -145,9 +148,8 @@ def _grade_in_worker(record: StudentRecord, staged: Staged, out: str, db_url: st
     return grade_one(record, staged, out, db_url, limits)
 
 
-def _grade_all(pool: Workers, todo, submitted, out, db_url, limits, prints: dict, progress):
-    from tqdm.auto import tqdm
-    bar = tqdm(total=len(todo), desc="grading", unit="student", disable=not progress)
+def _grade_all(pool: Workers, todo, submitted, out, db_url, limits, prints: dict, show: bool):
+    bar = progress_display(len(todo), show)  # a bar on a terminal, else one line per student (progress.py)
     staged = {}
     for student in todo:  # staging is quick; a submission with nothing to run is finished right here
         found = begin_student(student, submitted, out)
@@ -156,8 +158,7 @@ def _grade_all(pool: Workers, todo, submitted, out, db_url, limits, prints: dict
             staged[student] = (record, found)
         else:
             record = grade_one(record, found, str(out), db_url, limits)
-            bar.set_postfix_str(f"{student}: {record.status}")
-            bar.update(1)
+            bar.update(record)
     # one student per grading process at a time: a process that dies or overruns costs only its student
     deaths = dict.fromkeys(staged, 0)
     for student, (record, found) in staged.items():
@@ -177,8 +178,7 @@ def _grade_all(pool: Workers, todo, submitted, out, db_url, limits, prints: dict
                 record = _record_error(out, student, outcome.detail)
             else:
                 record = outcome.value
-            bar.set_postfix_str(f"{student}: {record.status}")
-            bar.update(1)
+            bar.update(record)
     finally:
         bar.close()
 
@@ -201,6 +201,7 @@ def _record_timeout(out: Path, db_url: str, record: StudentRecord, staged: Stage
         return _record_error(out, record.student, gradebook_error_after_timeout(exc))
     reason = past_deadline(limits)
     record.status, record.items, record.review = "timeout", {}, {}
+    record.seconds = limits.student_seconds  # it was killed there
     record.reason = "; ".join(filter(None, [staged.problem, *staged.notes, reason]))
     write_failure_feedback(out, record)
     save_state(out, record)

@@ -14,6 +14,7 @@ import hashlib
 import io
 import json
 import math
+import warnings
 from pathlib import Path
 
 from ..items import ASSIGNMENT, ITEMS, MANUAL_ITEMS
@@ -25,6 +26,7 @@ from .state import load_state, recorded_students, state_path
 COURSE_ID = ASSIGNMENT  # one course, one assignment: nbgrader's course id is the assignment's name
 # OWASP's CSV-injection rule: a spreadsheet reads a cell starting with one of these as a formula
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+NOT_IN_SESSION = ".*not in session.*"  # SQLAlchemy 2's warning about nbgrader 0.9's sessions: harmless, and noisy
 
 
 def normalise_db_url(db_url: str) -> str:
@@ -86,7 +88,9 @@ def zero_submission(db_url: str, student: str):
     """Record a submission nbgrader could not grade: every autograded score 0, as nbgrader does for a
     missing notebook, so no score from an earlier submission survives. Manual scores are kept."""
     from nbgrader.api import Gradebook
-    with Gradebook(db_url, course_id=COURSE_ID) as gb:
+    with warnings.catch_warnings(), Gradebook(db_url, course_id=COURSE_ID) as gb:
+        # in `grade`'s own process too (a submission with nothing to run), where its log is the instructor's
+        warnings.filterwarnings("ignore", message=NOT_IN_SESSION)
         gb.update_or_create_student(student)
         submission = gb.update_or_create_submission(ASSIGNMENT, student)
         for notebook in submission.notebooks:
@@ -128,44 +132,71 @@ def export(out: Path, db_url: str, students=None, sources=()) -> dict:
     The students are those given, else every student with a state file in `out` or in the
     output folders `sources` (of other shards). Scores come from the gradebook.
     """
-    from nbgrader.api import Gradebook
     out = Path(out)
-    folders = [out, *map(Path, sources)]
     with file_lock(out / ".export.lock"):  # shards sharing `out`: the last to export sees every state
-        if students is None:
-            students = sorted({s for f in folders for s in recorded_students(f)})
-        doc = {"assignment": ASSIGNMENT, "students": {}}
-        with Gradebook(db_url, course_id=COURSE_ID) as gb:
-            for student in sorted(students):
-                state = _newest_state(folders, student)
-                status, reason = (state.status, clip(state.reason, "reason")) if state else ("error", NOT_GRADED_YET)
-                scores = _gradebook_items(gb, student) if status != "error" else {}
-                items, overridden = {}, {}
-                for item in ITEMS:
-                    if item.id in scores:
-                        score, max_score, graded = scores[item.id]
-                        if graded is not None:
-                            overridden[item.id] = round(graded, 4)
-                    elif item.kind == "auto":  # every autograded item gets a row, 0 when nothing was graded
-                        score, max_score = 0.0, float(item.points)
-                    else:
-                        continue
-                    items[item.id] = {"score": round(score, 4), "max_score": max_score}
-                doc["students"][student] = {
-                    "status": status, "reason": reason, "items": items,
-                    "total": round(sum(v["score"] for v in items.values()), 4),
-                    "max_total": round(sum(v["max_score"] for v in items.values()), 4),
-                }
-                rubric = {i: r for i, r in (state.rubric if state else {}).items() if i not in overridden}
-                if rubric:  # per-behaviour detail of the autograded items, as graded
-                    doc["students"][student]["rubric"] = rubric
-                if overridden:  # items an instructor scored in formgrader: the grader's own score
-                    doc["students"][student]["overridden"] = overridden
-                if state and state.review:  # items set aside for manual grading: what the guard caught
-                    doc["students"][student]["review"] = state.review
+        doc = collect(out, db_url, students, sources)
         write_atomic(out / "grades.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
         write_atomic(out / "grades.csv", to_csv(doc))
     return doc
+
+
+def class_students(out: Path, sources=()) -> list:
+    """Every student with a state file in `out` or in the output folders `sources` (of other shards)."""
+    return sorted({s for f in [Path(out), *map(Path, sources)] for s in recorded_students(f)})
+
+
+def collect(out: Path, db_url: str, students=None, sources=()) -> dict:
+    """The grades.json document (see export), from the state files and the gradebook; writes nothing."""
+    from nbgrader.api import Gradebook
+    folders = [Path(out), *map(Path, sources)]
+    if students is None:
+        students = class_students(out, sources)
+    doc = {"assignment": ASSIGNMENT, "students": {}}
+    with Gradebook(db_url, course_id=COURSE_ID) as gb:
+        for student in sorted(students):
+            state = _newest_state(folders, student)
+            status, reason = (state.status, clip(state.reason, "reason")) if state else ("error", NOT_GRADED_YET)
+            scores = _gradebook_items(gb, student) if status != "error" else {}
+            items, overridden = {}, {}
+            for item in ITEMS:
+                if item.id in scores:
+                    score, max_score, graded = scores[item.id]
+                    if graded is not None:
+                        overridden[item.id] = round(graded, 4)
+                elif item.kind == "auto":  # every autograded item gets a row, 0 when nothing was graded
+                    score, max_score = 0.0, float(item.points)
+                else:
+                    continue
+                items[item.id] = {"score": round(score, 4), "max_score": max_score}
+            doc["students"][student] = {
+                "status": status, "reason": reason, "items": items,
+                "total": round(sum(v["score"] for v in items.values()), 4),
+                "max_total": round(sum(v["max_score"] for v in items.values()), 4),
+            }
+            rubric = {i: r for i, r in (state.rubric if state else {}).items() if i not in overridden}
+            if rubric:  # per-behaviour detail of the autograded items, as graded
+                doc["students"][student]["rubric"] = rubric
+            if overridden:  # items an instructor scored in formgrader: the grader's own score
+                doc["students"][student]["overridden"] = overridden
+            if state and state.review:  # items set aside for manual grading: what the guard caught
+                doc["students"][student]["review"] = state.review
+    return doc
+
+
+def waiting_for_hand(db_url: str, students) -> dict:
+    """{student: [grade ids]}: the written answers (manual items) in the gradebook that have no manual score yet."""
+    from nbgrader.api import Gradebook, MissingEntry
+    manual, waiting = [i.id for i in MANUAL_ITEMS], {}
+    with Gradebook(db_url, course_id=COURSE_ID) as gb:
+        for student in students:
+            try:
+                grades = {g.name: g for g in gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student).grades}
+            except MissingEntry:
+                continue
+            left = [i for i in manual if i in grades and grades[i].manual_score is None]
+            if left:
+                waiting[student] = left
+    return waiting
 
 
 def to_csv(doc: dict) -> str:

@@ -9,7 +9,8 @@ README, "How a submission is graded", follows a submission through this module. 
    report and score, which SaveAutoGrades records in the gradebook, and hands its whole result
    to this module (`preprocessor.take_result`);
 2. runs nbgrader's GenerateFeedback converter: the feedback page, from the autograded notebook;
-3. writes the student's record (state.py) once: status, reason, and each item's score and rubric.
+3. writes the student's record (state.py) once: status, reason, each item's score and rubric, the failing
+   checks' messages, and the seconds it took.
    `export` (gradebook.py) reads it beside the gradebook's scores.
 
 `configure` installs these steps in a traitlets Config: course.nbgrader_config() for `grade`, and the
@@ -31,7 +32,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 
 from ..items import ASSIGNMENT
 from ..text import NO_RESULTS, autograde_refused, clip, gradebook_error, no_feedback
-from .gradebook import zero_submission
+from .gradebook import NOT_IN_SESSION, zero_submission
 from .preprocessor import GradeOutOfProcess, take_result
 from .stubs import ClearSolutionsNamed
 from .repair import RepairStructure
@@ -113,6 +114,7 @@ def warm_up(limits):
 def grade_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> StudentRecord:
     """Grade one staged student whose notebook is there to grade (grade.gradable), with the class's nbgrader
     configuration `cfg` (course.nbgrader_config); save and return their record."""
+    started = time.monotonic()
     student, notes = record.student, list(staged.notes)
     db_url = cfg.CourseDirectory.db_url
     error = run_with_retries(cfg, student, "autograde")
@@ -133,6 +135,7 @@ def grade_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> Stud
         if error:
             notes.append(clip(no_feedback(error), "note"))
     record.reason = clip("; ".join(filter(None, [staged.problem, *notes, record.reason])), "reason")
+    record.seconds = round(time.monotonic() - started, 2)
     save_state(out, record)
     return record
 
@@ -156,7 +159,7 @@ class _ErrorLog(logging.Handler):
 
 def _quiet_nbgrader() -> _ErrorLog:
     """Route nbgrader's log (in this worker process) to a collector instead of the terminal."""
-    warnings.filterwarnings("ignore", message=".*not in session.*")  # nbgrader 0.9 on SQLAlchemy 2
+    warnings.filterwarnings("ignore", message=NOT_IN_SESSION)  # nbgrader 0.9 on SQLAlchemy 2
     errors = _ErrorLog()
     log = logging.getLogger("traitlets")
     log.handlers[:] = [errors]

@@ -1,17 +1,18 @@
 """Each student's record of a class's grading, written once per grading and read by `export`.
 
 One JSON file per student in OUT/state/: the fingerprint of what was graded (so an unchanged
-submission is not graded again), the status and the reason, and each autograded item's score and
-rubric as the grader found them. nbgrader's gradebook holds the same scores, and any an instructor
+submission is not graded again), the status and the reason, each autograded item's score and
+rubric as the grader found them, with what the failing checks of each failing behaviour said, and
+how long grading took (the class report, class_report.py, reads those two). nbgrader's gradebook holds the same scores, and any an instructor
 changes or adds in formgrader: export (gradebook.py) shows an item whose score was changed there
 with the instructor's score and without the grader's rubric.
 """
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Optional
 
-from ..text import clip
+from ..text import NOT_IMPLEMENTED, clip
 from .files import write_atomic
 
 
@@ -29,6 +30,7 @@ class StudentRecord:
     reason: str = ""                             # why it is not simply "graded", for people
     items: dict = field(default_factory=dict)    # item id -> {"score", "max_score", "rubric": per behaviour}
     review: dict = field(default_factory=dict)   # item id -> why it is set aside for manual grading
+    seconds: Optional[float] = None              # wall time of its grading; None in records older than timings
 
     @property
     def rubric(self) -> dict:
@@ -36,25 +38,80 @@ class StudentRecord:
         return {i: r["rubric"] for i, r in self.items.items() if r.get("rubric")}
 
 
+MESSAGES_KEPT = 3  # of a failing behaviour's distinct messages, those its record keeps (the first names the cause)
+
+
 def item_records(result) -> dict:
-    """A grading.SubmissionResult's items as a record holds them: score, points and rubric, plain data."""
-    return {i: {"score": r.score, "max_score": float(r.item.points),
-                "rubric": {b["id"]: {"score": b["earned"] or 0.0, "max_score": b["points"], "central": b["central"]}
-                           for b in r.behaviours()}}
-            for i, r in result.items.items()}
+    """A grading.SubmissionResult's items as a record holds them, plain data: score, points, rubric, and under
+    "messages" what the failing checks of each failing behaviour said (grades.json leaves these out)."""
+    records = {}
+    for i, r in result.items.items():
+        judged = r.behaviours()
+        records[i] = {
+            "score": r.score, "max_score": float(r.item.points),
+            "rubric": {b["id"]: {"score": b["earned"] or 0.0, "max_score": b["points"], "central": b["central"]}
+                       for b in judged},
+            "messages": {b["id"]: failure_messages(b["failures"]) for b in judged if b["failures"]},
+        }
+    return records
+
+
+def failure_messages(failures: list) -> list:
+    """A failing behaviour's distinct messages, as its record keeps them. Where every check said the code is not
+    written yet, one message says so: the calls each named (and their numbers) tell an instructor nothing more."""
+    if all(f["reason"] == "not_implemented" for f in failures):
+        return [NOT_IMPLEMENTED]
+    return list(dict.fromkeys(clip(f["message"], "check") for f in failures))[:MESSAGES_KEPT]
 
 
 def state_path(out: Path, student: str) -> Path:
     return Path(out) / "state" / f"{student}.json"
 
 
+def read_state(out: Path, student: str) -> StudentRecord:
+    """The student's record; OSError if there is none, ValueError (naming the file and why) if it cannot be read.
+    Keys it does not know are ignored, and those it lacks (an older record's) take their defaults."""
+    path = state_path(out, student)
+    text = path.read_text()
+    try:
+        data = json.loads(text)
+        known = {k: v for k, v in data.items() if k in StudentRecord.__dataclass_fields__}
+        record = StudentRecord(**known)
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{path} is not a student record ({type(exc).__name__}: {clip(str(exc), 'message')})") from None
+    wrong = misshapen(record)
+    if wrong:
+        raise ValueError(f"{path} is not a student record (wrong type: {wrong})")
+    return record
+
+
+def misshapen(record: StudentRecord) -> str:
+    """The first field of a record that is not as grading writes it, or ""."""
+    number = (int, float)
+    for name, kind in {"status": str, "reason": str, "items": dict, "review": dict}.items():
+        if not isinstance(getattr(record, name), kind):
+            return name
+    if record.seconds is not None and not isinstance(record.seconds, number):
+        return "seconds"
+    for item_id, item in record.items.items():
+        if not isinstance(item, dict) or not all(isinstance(item.get(k, 0.0), number) for k in ("score", "max_score")):
+            return f"items.{item_id}"
+        rubric, messages = item.get("rubric", {}), item.get("messages", {})
+        if not isinstance(rubric, dict) or not all(
+                isinstance(b, dict) and all(isinstance(b.get(k), number) for k in ("score", "max_score"))
+                for b in rubric.values()):
+            return f"items.{item_id}.rubric"
+        if not isinstance(messages, dict) or not all(
+                isinstance(m, list) and all(isinstance(t, str) for t in m) for m in messages.values()):
+            return f"items.{item_id}.messages"
+    return ""
+
+
 def load_state(out: Path, student: str):
     """The student's record, or None if there is none (or it cannot be read)."""
     try:
-        data = json.loads(state_path(out, student).read_text())
-        known = {k: v for k, v in data.items() if k in StudentRecord.__dataclass_fields__}
-        return StudentRecord(**known)
-    except (OSError, ValueError, TypeError):
+        return read_state(out, student)
+    except (OSError, ValueError):
         return None
 
 

@@ -109,3 +109,26 @@ def test_csv_cells_that_start_like_a_formula_are_neutralised_and_numbers_kept():
     assert row["q5_answer"] == "-2.5" and row["static_loss_scaler"] == "-3" and row["total"] == "-1.5"
     assert row["underflow_fraction"] == "'=1+1" and row["review"] == "'@SUM(1)"
     assert row["dynamic_loss_scaler"] == ""
+
+
+def test_collect_is_what_export_writes_and_the_written_answers_without_a_score_wait(tmp_path):
+    from nbgrader.api import Gradebook
+
+    from autograder.instructor.course import nbgrader_config, prepare_gradebook
+    from autograder.instructor.gradebook import COURSE_ID, collect, waiting_for_hand
+    from autograder.items import ASSIGNMENT, MANUAL_ITEMS
+    from autograder.limits import Limits
+    put_alembic_on_path()
+    db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    prepare_gradebook(nbgrader_config(tmp_path, db_url, Limits()), tmp_path)
+    for student in ("ada", "bob"):
+        save_state(tmp_path, StudentRecord(student, "f", "graded"))
+    with Gradebook(db_url, course_id=COURSE_ID) as gb:
+        for student in ("ada", "bob"):
+            gb.update_or_create_student(student)
+            gb.update_or_create_submission(ASSIGNMENT, student)
+        gb.find_grade(MANUAL_ITEMS[0].id, ASSIGNMENT, ASSIGNMENT, "ada").manual_score = 1.0
+        gb.db.commit()
+    assert collect(tmp_path, db_url) == export(tmp_path, db_url) == json.loads((tmp_path / "grades.json").read_text())
+    waiting = waiting_for_hand(db_url, ["ada", "bob", "nobody"])
+    assert waiting == {"ada": [i.id for i in MANUAL_ITEMS[1:]], "bob": [i.id for i in MANUAL_ITEMS]}
