@@ -1,8 +1,9 @@
 """The system packages some tests need, and which tests go untested without them.
 
 One table: the tests skip on these same conditions (the sandbox tests on `have_bwrap`, the browser
-fixtures on `chromium_present`, the PostgreSQL fixture on `_server_binaries`), and tests/conftest.py
-reads it to say, at the end of a run, which groups were skipped and how to install what they lack.
+fixtures on `chromium_present`, the PostgreSQL fixture on `_server_binaries`, the Slurm fixture on
+`slurm_present`), and tests/conftest.py reads it to say, at the end of a run, which groups were skipped
+and how to install what they lack.
 """
 import os
 import shutil
@@ -27,6 +28,11 @@ def postgres_present() -> bool:
     return _server_binaries() is not None
 
 
+def slurm_present() -> bool:
+    from tests.test_slurm import slurm_present
+    return slurm_present()
+
+
 @dataclass(frozen=True)
 class SystemPackage:
     group: str                     # the tests that need it, as the summary names them
@@ -48,4 +54,5 @@ SYSTEM_PACKAGES = [
     SystemPackage("sandbox", "bubblewrap", bwrap_present, path="tests/test_sandbox.py"),
     SystemPackage("browser", "chromium", chromium_present, marker="browser"),
     SystemPackage("PostgreSQL", "postgresql", postgres_present, marker="postgres"),
+    SystemPackage("Slurm", "slurm-wlm munge", slurm_present, path="tests/test_slurm.py"),
 ]

@@ -1,0 +1,221 @@
+"""deploy/slurm/grade.sbatch, as shipped, on a one-node Slurm cluster started for the test.
+
+The fixture starts munged, slurmctld and slurmd with a slurm.conf for this machine's cores
+(`slurmd -C`), everything in a temporary folder, and stops them by their pid files at the end.
+A class is graded by a 3-task array into PostgreSQL (tests/test_postgres.py's server), one task
+is cancelled part-way, and the array submitted again must grade only what that task left; the
+exported grades must be those of one `grade` run on one machine into SQLite.
+"""
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.instructor.staging import select_students
+from autograder.items import ITEMS
+from tests.helpers import ROOT
+from tests.submissions import write_class
+from tests.test_grade_cli import counts, grade
+from tests import test_postgres
+from tests.test_postgres import _dump
+
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]  # postgres: the gradebook the tasks share
+postgres_url = test_postgres.postgres_url  # the fixture: a PostgreSQL server for this module
+SBATCH = ROOT / "deploy" / "slurm" / "grade.sbatch"
+TASKS = 3
+KILLED = 2  # the task cancelled part-way, once it has graded two of its three students
+# students per shard, and what they hand in: mostly the stub, which grades fast
+CLASS = {1: ["reference", "stub", "stub"],
+         2: ["stub", "underflow_threshold", "stub"],
+         3: ["stub", "static_int_scale", "reference"]}
+
+
+def slurm_present() -> bool:
+    return all(shutil.which(tool) for tool in ("munged", "slurmctld", "slurmd", "sbatch"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _conf(base: Path) -> str:
+    node = subprocess.run(["slurmd", "-C"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
+    host = re.search(r"NodeName=(\S+)", node).group(1)
+    return "\n".join([
+        "ClusterName=lesson20test",
+        f"SlurmctldHost={host}(127.0.0.1)",
+        f"SlurmctldPort={_free_port()}", f"SlurmdPort={_free_port()}",
+        "SlurmUser=root", "SlurmdUser=root",
+        "AuthType=auth/munge", "CredType=cred/munge", f"AuthInfo=socket={base / 'munge' / 'munge.socket'}",
+        # no Slurm cgroups: the grader puts each sandbox in cgroups of its own
+        "ProctrackType=proctrack/linuxproc", "TaskPlugin=task/none",
+        "SelectType=select/cons_tres", "SelectTypeParameters=CR_Core",
+        "SchedulerType=sched/builtin", "ReturnToService=2", "MpiDefault=none",
+        "JobAcctGatherType=jobacct_gather/none", "AccountingStorageType=accounting_storage/none",
+        f"StateSaveLocation={base / 'state'}", f"SlurmdSpoolDir={base / 'spool'}",
+        f"SlurmctldPidFile={base / 'slurmctld.pid'}", f"SlurmdPidFile={base / 'slurmd.pid'}",
+        f"SlurmctldLogFile={base / 'slurmctld.log'}", f"SlurmdLogFile={base / 'slurmd.log'}",
+        f"{node} NodeAddr=127.0.0.1 State=UNKNOWN",
+        "PartitionName=lesson20 Nodes=ALL Default=YES MaxTime=INFINITE State=UP", ""])
+
+
+def _stop(pid_file: Path):
+    try:
+        pid = int(pid_file.read_text())
+        os.kill(pid, signal.SIGTERM)
+    except (OSError, ValueError):
+        return
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and Path(f"/proc/{pid}").exists():
+        time.sleep(0.1)
+
+
+@pytest.fixture(scope="module")
+def slurm():
+    """The environment (SLURM_CONF) of a one-node cluster that lives as long as this module's tests."""
+    if not slurm_present():
+        pytest.skip("Slurm is not installed: apt-get install -y slurm-wlm munge")
+    if os.geteuid() != 0:
+        pytest.skip("the one-node Slurm cluster is started as root")
+    base = Path(tempfile.mkdtemp(prefix="lesson20-slurm-"))
+    base.chmod(0o755)  # munged runs as munge
+    munge = pwd.getpwnam("munge")
+    (base / "munge").mkdir(mode=0o700)
+    key = base / "munge" / "munge.key"
+    key.write_bytes(os.urandom(1024))
+    key.chmod(0o400)
+    for path in (base / "munge", key):
+        os.chown(path, munge.pw_uid, munge.pw_gid)
+    for folder in ("state", "spool"):
+        (base / folder).mkdir()
+    (base / "slurm.conf").write_text(_conf(base))
+    env = {**os.environ, "SLURM_CONF": str(base / "slurm.conf")}
+    try:
+        m = base / "munge"
+        subprocess.run(["runuser", "-u", "munge", "--", "munged", "--force", f"--socket={m / 'munge.socket'}",
+                        f"--key-file={key}", f"--pid-file={m / 'munged.pid'}", f"--log-file={m / 'munged.log'}",
+                        f"--seed-file={m / 'munged.seed'}"], check=True, timeout=30)
+        for daemon in ("slurmctld", "slurmd"):
+            subprocess.run([daemon], env=env, check=True, timeout=30)
+        deadline = time.monotonic() + 60
+        while (state := subprocess.run(["sinfo", "-h", "-o", "%T"], env=env, capture_output=True,
+                                       text=True).stdout.strip()) != "idle":
+            assert time.monotonic() < deadline, f"node {state!r}:\n" + (base / "slurmctld.log").read_text()
+            time.sleep(0.2)
+        yield env
+    finally:
+        for pid_file in ("slurmd.pid", "slurmctld.pid", "munge/munged.pid"):
+            _stop(base / pid_file)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def _write_class(folder: Path) -> dict:
+    """CLASS written into folder, its students named so that the hash puts each in the shard it is listed in."""
+    wanted = {shard: list(kinds) for shard, kinds in CLASS.items()}
+    chosen, probe = {}, folder.parent / "probe"
+    for n in range(1000):
+        name = f"s{n:03d}"
+        (probe / name).mkdir(parents=True)
+        shard = next(i for i in wanted if select_students(probe, [name], (i, TASKS)))
+        if wanted[shard]:
+            chosen[name] = wanted[shard].pop(0)
+        if not any(wanted.values()):
+            break
+    shutil.rmtree(probe)
+    write_class(folder, list(chosen.values()), list(chosen))
+    return chosen
+
+
+def _sbatch(env, cwd: Path, grading: Path, name: str, kill_after: int = 0):
+    """Submit the array and wait for it; with kill_after, cancel task KILLED once it has graded that many."""
+    proc = subprocess.Popen(["sbatch", f"--array=1-{TASKS}", "--cpus-per-task=1", f"--job-name={name}",
+                             "--wait", str(SBATCH)], env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    cancelled = None
+    if kill_after:
+        state = grading / f"shard-{KILLED}" / "state"
+        deadline = time.monotonic() + 300
+        while len(list(state.glob("*.json"))) < kill_after:
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0]
+            time.sleep(0.05)
+        job = subprocess.run(["squeue", "-h", "-n", name, "-o", "%F"], env=env, capture_output=True,
+                             text=True).stdout.split()[0]
+        subprocess.run(["scancel", f"{job}_{KILLED}"], env=env, check=True)
+        cancelled = {p.stem for p in state.glob("*.json")}
+    output = proc.communicate(timeout=600)[0]
+    logs = {int(m.group(1)): p.read_text() for p in cwd.glob("lesson20-grade-*_*.out")
+            if (m := re.search(r"_(\d+)\.out$", p.name))}
+    for p in cwd.glob("lesson20-grade-*.out"):
+        p.unlink()
+    return proc.returncode, output, logs, cancelled
+
+
+def _scores(grades_json: Path) -> dict:
+    return {s: (row["status"], row["total"], {i: r["score"] for i, r in row["items"].items()})
+            for s, row in json.loads(grades_json.read_text())["students"].items()}
+
+
+def test_a_slurm_array_grades_like_one_machine_and_resumes_a_cancelled_task(slurm, postgres_url, tmp_path):
+    submitted, grading = tmp_path / "submitted", tmp_path / "grading"
+    kinds = _write_class(submitted)
+    shards = {i: select_students(submitted, shard=(i, TASKS)) for i in CLASS}
+    assert [len(shards[i]) for i in CLASS] == [len(CLASS[i]) for i in CLASS]
+    env = {**slurm, "LESSON20_SUBMITTED": str(submitted), "LESSON20_GRADING": str(grading),
+           "LESSON20_DB_URL": postgres_url, "LESSON20_REPO": str(ROOT)}
+
+    # a variable missing: every task says which, and grades nothing
+    rc, output, logs, _ = _sbatch({k: v for k, v in env.items() if k != "LESSON20_DB_URL"}, tmp_path,
+                                  grading, "missing")
+    assert rc != 0 and sorted(logs) == [1, 2, 3], output
+    assert all("LESSON20_DB_URL not set" in log for log in logs.values()), logs
+    assert not grading.exists()
+
+    # the array, with task KILLED cancelled part-way
+    started = time.monotonic()
+    rc, output, logs, finished = _sbatch(env, tmp_path, grading, "first", kill_after=2)
+    first_s = time.monotonic() - started
+    assert rc != 0, output  # a cancelled task fails the array
+    left = sorted(set(shards[KILLED]) - finished)
+    assert finished and left, (finished, shards[KILLED])
+    records = {p: p.read_bytes() for p in grading.rglob("state/*.json")}
+
+    # the same array again grades only what the cancelled task left
+    started = time.monotonic()
+    rc, output, logs, _ = _sbatch(env, tmp_path, grading, "again")
+    again_s = time.monotonic() - started
+    assert rc == 0, output + "".join(logs.values())
+    assert {i: counts(log) for i, log in logs.items()} == {
+        i: (len(left), len(shards[i]) - len(left)) if i == KILLED else (0, len(shards[i])) for i in CLASS}, logs
+    changed = sorted(p.stem for p in grading.rglob("state/*.json") if records.get(p) != p.read_bytes())
+    assert changed == left
+    # a task's log is not a terminal: one line per student it graded, with status, score and seconds
+    lines = [ln for ln in logs[KILLED].splitlines() if re.match(r"\[\s*\d+/\d+\] ", ln)]
+    assert len(lines) == len(left) and all(" points, " in ln and ln.endswith(" s") for ln in lines), logs[KILLED]
+    tables = _dump(postgres_url)
+    assert len(tables["submitted_notebook"]) == len(kinds)
+    assert len(tables["grade"]) == len(kinds) * len(ITEMS), "one grade per cell, no duplicates"
+
+    done = subprocess.run([sys.executable, "-m", "autograder", "export", "--out", str(grading / "all"),
+                           "--db-url", postgres_url, "--from", *map(str, sorted(grading.glob("shard-*")))],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+    # one machine, one run, SQLite
+    started = time.monotonic()
+    grade(submitted, tmp_path / "one", "--jobs", "2")
+    one_s = time.monotonic() - started
+    assert _scores(grading / "all" / "grades.json") == _scores(tmp_path / "one" / "grades.json")
+    print(f"{len(kinds)} students: slurm array {first_s:.1f} s with task {KILLED} cancelled, "
+          f"{again_s:.1f} s again for its {len(left)} left; one grade --jobs 2: {one_s:.1f} s")
