@@ -56,6 +56,31 @@ QUIZZES = {
                    "so the step points somewhere else."),
         ),
     ),
+    "wrapup_objective": Question(
+        "Self-check (ungraded). Which claim correctly describes what mixed precision and gradient "
+        "accumulation change about training?",
+        (
+            Choice("Both change what is optimized: 16-bit numbers and smaller batches give up some of the "
+                   "objective in return for less memory.", False,
+                   "Neither changes the objective. Mixed precision computes the same loss in lower precision, and "
+                   "accumulation computes the same whole-batch gradient: a correct implementation of either "
+                   "trains to about the same result."),
+            Choice("Neither changes the objective: mixed precision does most arithmetic in 16 bits; accumulation "
+                   "sums micro-batch gradients.", True,
+                   "Right. Both are about memory: fewer bytes per number, and one micro-batch's activations "
+                   "alive at a time. The loss being minimised is the same, and a correct run ends about where "
+                   "an fp32 run on the whole batch would."),
+            Choice("Accumulation still zeroes the gradients after every micro-batch's backward(), just as "
+                   "ordinary training does.", False,
+                   "Zeroing after every micro-batch would throw away all but the last one's gradient. Accumulation "
+                   "zeroes once per optimizer step and lets backward() add the micro-batches up."),
+            Choice("Loss scaling changes the objective: the optimizer steps on gradients that stay multiplied by "
+                   "the loss scale S.", False,
+                   "The gradients are divided by S (unscaled) before clipping and before the step, so the step "
+                   "uses the true gradient; the scale only keeps small gradients from underflowing in the "
+                   "backward pass."),
+        ),
+    ),
     "practice_5": Question(  # graded: its key and feedback are in autograder/instructor/quiz_key.py
         "Practice 5. Which line gets all three right: what the fp32 master copy is for, what limits the "
         "loss scale S, and how gradient accumulation weights its micro-batches?",
