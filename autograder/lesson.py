@@ -104,6 +104,7 @@ class ActivationMeter:
     A forward pre-hook starts a new window, so `peak_bytes` is the largest window: with
     gradient accumulation that is one micro-batch, since each backward frees its graph
     before the next forward. Parameters are not counted here (they are weights, not activations).
+    After the `with` block the meter holds only `peak_bytes`: no hook, and no reference to the model.
     """
 
     def __init__(self, model: nn.Module):
@@ -136,6 +137,10 @@ class ActivationMeter:
     def __exit__(self, *exc):
         self._saved.__exit__(*exc)
         self._hook.remove()
+        # the hooks object holds self._pack, a bound method of this meter: a cycle that would keep the
+        # meter, and through it the model, alive until the garbage collector runs; only peak_bytes stays
+        self._saved = self._hook = self.model = None
+        self._params, self._seen = set(), set()
         return False
 
 

@@ -1,5 +1,8 @@
 """autograder.lesson: the helpers the lesson's demos call: device choice, shorter demos under the autograder,
-the digits split, byte counts of storages, and demos that wait for an unwritten exercise."""
+the digits split, byte counts of storages, the activation meter, and demos that wait for an unwritten exercise."""
+import gc
+import weakref
+
 import pytest
 import torch
 
@@ -64,3 +67,36 @@ def test_a_demo_that_needs_an_unwritten_exercise_says_so(capsys):
     assert "underflow_fraction" in capsys.readouterr().out
     with pytest.raises(ValueError), lesson.needs("underflow_fraction"):
         raise ValueError("a real bug is not hidden")
+
+
+def test_the_activation_meter_counts_what_autograd_saves_once_and_no_parameter():
+    """Linear(8, 16) saves its input (3 x 8 fp32) and its weight (a parameter, not counted); ReLU saves its
+    output (3 x 16), which the next Linear saves again as its input (counted once)."""
+    model = lesson.make_mlp((8, 16, 4), seed=0)
+    with lesson.ActivationMeter(model) as meter:
+        model(torch.ones(3, 8)).sum().backward()
+    assert meter.peak_bytes == 3 * 8 * 4 + 3 * 16 * 4
+
+
+def test_the_activation_meter_lets_go_of_the_model_when_its_block_ends():
+    """No reference cycle is left: with the garbage collector off, `del model` after the `with` block frees the
+    model at once, while the meter is still alive, and the meter goes as soon as its last name does."""
+    def measured():
+        model = lesson.make_mlp((8, 16, 4), seed=0)
+        with lesson.ActivationMeter(model) as meter:
+            model(torch.ones(3, 8)).sum().backward()
+        model_ref = weakref.ref(model)
+        del model
+        assert model_ref() is None, "the meter still holds the model after its with block"
+        return weakref.ref(meter), meter.peak_bytes
+
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        meter_ref, peak = measured()
+        assert peak > 0 and meter_ref() is None, "the meter is kept alive by a reference cycle"
+    finally:
+        if was_enabled:
+            gc.enable()
+
