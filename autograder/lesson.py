@@ -1,6 +1,7 @@
 """Helpers the Lesson 20 notebook imports: the device, the digits data, small models,
-memory accounting, and a guard that lets a demo wait for an exercise to be written."""
+memory accounting (on CUDA too), and a guard that lets a demo wait for an exercise to be written."""
 import contextlib
+import gc
 import os
 
 import torch
@@ -96,6 +97,35 @@ def optimizer_state_bytes(optimizer: torch.optim.Optimizer) -> int:
     """Bytes of every tensor in the optimizer's state (momentum, Adam moments, step counters)."""
     return tensor_bytes(v for state in optimizer.state.values() for v in state.values()
                         if isinstance(v, torch.Tensor))
+
+
+class PeakMemory:
+    """The CUDA allocator's peak during a `with` block, above what was allocated when the block began.
+
+    The baseline is taken after gc.collect() (objects kept only by reference cycles would count otherwise),
+    torch.cuda.synchronize() and torch.cuda.reset_peak_memory_stats(), from torch.cuda.memory_allocated().
+    After the block `increase` is max_memory_allocated() minus that baseline, in bytes, so tensors that were
+    on the GPU before (the data, earlier demos' models) do not count. On a CPU, which has no allocator to
+    ask, `baseline` and `increase` stay None and nothing is collected.
+    """
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self.baseline = self.increase = None
+
+    def __enter__(self):
+        if self.device.type == "cuda":
+            gc.collect()
+            torch.cuda.synchronize(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            self.baseline = torch.cuda.memory_allocated(self.device)
+        return self
+
+    def __exit__(self, *exc):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)  # the peak of work still queued counts too
+            self.increase = torch.cuda.max_memory_allocated(self.device) - self.baseline
+        return False
 
 
 class ActivationMeter:

@@ -1,5 +1,6 @@
 """autograder.lesson: the helpers the lesson's demos call: device choice, shorter demos under the autograder,
-the digits split, byte counts of storages, the activation meter, and demos that wait for an unwritten exercise."""
+the digits split, byte counts of storages, the activation meter and the CUDA peak, and demos that wait for an
+unwritten exercise."""
 import gc
 import weakref
 
@@ -99,4 +100,31 @@ def test_the_activation_meter_lets_go_of_the_model_when_its_block_ends():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_peak_memory_on_a_cpu_is_none_and_asks_nothing(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("PeakMemory on a CPU called a torch.cuda function or the garbage collector")
+    for name in ("synchronize", "reset_peak_memory_stats", "memory_allocated", "max_memory_allocated"):
+        monkeypatch.setattr(torch.cuda, name, refuse)
+    monkeypatch.setattr(lesson.gc, "collect", refuse)
+    with lesson.PeakMemory(torch.device("cpu")) as peak:
+        torch.zeros(1000)
+    assert peak.baseline is None and peak.increase is None
+
+
+def test_peak_memory_on_cuda_is_the_peak_above_a_baseline_taken_after_collecting(monkeypatch):
+    """The CUDA path, against a fake allocator: collect, synchronize, reset the peak, then read the baseline;
+    after the block, synchronize and subtract it from the peak."""
+    calls = []
+    allocated = {"now": 300, "peak": 900}
+    monkeypatch.setattr(lesson.gc, "collect", lambda: calls.append("collect"))
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: calls.append("synchronize"))
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda device=None: calls.append("reset"))
+    monkeypatch.setattr(torch.cuda, "memory_allocated",
+                        lambda device=None: calls.append("allocated") or allocated["now"])
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device=None: calls.append("peak") or allocated["peak"])
+    with lesson.PeakMemory("cuda") as peak:
+        assert calls == ["collect", "synchronize", "reset", "allocated"] and peak.baseline == 300
+    assert calls[4:] == ["synchronize", "peak"] and peak.increase == 900 - 300
 
