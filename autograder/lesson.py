@@ -1,5 +1,6 @@
 """Helpers the Lesson 20 notebook imports: the device, the digits data, small models,
-memory accounting (on CUDA too), and a guard that lets a demo wait for an exercise to be written."""
+memory accounting, what the GPU offers (bf16, TF32), and a guard that lets a demo wait for an
+exercise to be written."""
 import contextlib
 import gc
 import os
@@ -25,6 +26,41 @@ def pick_device() -> torch.device:
             raise RuntimeError(f"{DEVICE_VARIABLE}={forced}, but torch sees {torch.cuda.device_count()} GPU(s): "
                                f"the indices are 0 to {torch.cuda.device_count() - 1}")
     return torch.device(forced)
+
+
+def bf16_on_cuda() -> str:
+    """How the current CUDA GPU runs bf16: "native" (bf16 tensor cores: Ampere, compute capability 8, and
+    later), "emulated" (it runs, without bf16 tensor cores: much slower than fp16 on matrix products) or "none"."""
+    if not torch.cuda.is_available():
+        return "none"
+    try:
+        native = torch.cuda.is_bf16_supported(including_emulation=False)
+    except TypeError:  # an older torch without the argument: the compute capability is the native answer
+        native = bool(torch.version.hip) or torch.cuda.get_device_capability()[0] >= 8
+    if native:
+        return "native"
+    return "emulated" if _bf16_tensor_works() else "none"
+
+
+def _bf16_tensor_works() -> bool:
+    """Whether a bf16 tensor can be made on the current CUDA GPU (torch's own test of emulated bf16)."""
+    try:
+        torch.ones(1, dtype=torch.bfloat16, device="cuda")
+    except Exception:  # what fails here is the GPU's or the build's business: any error means no bf16
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def tf32_allowed():
+    """fp32 matrix products and convolutions on tensor cores as TF32 (fp32's range, a 10-bit mantissa) inside
+    the block, as nanoGPT allows them; the previous settings come back after it. CUDA only: a CPU ignores them."""
+    matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
 
 
 def is_autograding() -> bool:

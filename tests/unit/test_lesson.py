@@ -1,6 +1,6 @@
 """autograder.lesson: the helpers the lesson's demos call: device choice, shorter demos under the autograder,
-the digits split, byte counts of storages, the activation meter and the CUDA peak, and demos that wait for an
-unwritten exercise."""
+the digits split, byte counts of storages, the activation meter and the CUDA peak, what the GPU offers (bf16,
+TF32), and demos that wait for an unwritten exercise."""
 import gc
 import weakref
 
@@ -128,3 +128,35 @@ def test_peak_memory_on_cuda_is_the_peak_above_a_baseline_taken_after_collecting
         assert calls == ["collect", "synchronize", "reset", "allocated"] and peak.baseline == 300
     assert calls[4:] == ["synchronize", "peak"] and peak.increase == 900 - 300
 
+
+def test_bf16_is_native_emulated_or_absent(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert lesson.bf16_on_cuda() == "none"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: True)
+    assert lesson.bf16_on_cuda() == "native"
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda including_emulation=True: including_emulation)
+    monkeypatch.setattr(lesson, "_bf16_tensor_works", lambda: True)
+    assert lesson.bf16_on_cuda() == "emulated"  # a T4: bf16 runs, without bf16 tensor cores
+    monkeypatch.setattr(lesson, "_bf16_tensor_works", lambda: False)
+    assert lesson.bf16_on_cuda() == "none"
+
+
+def test_bf16_on_an_older_torch_reads_the_compute_capability(monkeypatch):
+    """Before `including_emulation`, is_bf16_supported() took no argument: the capability decides."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: True)
+    monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(lesson, "_bf16_tensor_works", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 0))
+    assert lesson.bf16_on_cuda() == "native"
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (7, 0))
+    assert lesson.bf16_on_cuda() == "emulated"
+
+
+def test_tf32_is_allowed_inside_the_block_only():
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    with pytest.raises(ValueError), lesson.tf32_allowed():
+        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+        raise ValueError("the settings come back even after an error")
+    assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == before
