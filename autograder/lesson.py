@@ -1,6 +1,8 @@
 """Helpers the Lesson 20 notebook imports: the device, the digits data, small models,
-memory accounting, and a guard that lets a demo wait for an exercise to be written."""
+memory accounting, what the GPU offers (bf16, TF32), and a guard that lets a demo wait for an
+exercise to be written."""
 import contextlib
+import gc
 import os
 
 import torch
@@ -24,6 +26,41 @@ def pick_device() -> torch.device:
             raise RuntimeError(f"{DEVICE_VARIABLE}={forced}, but torch sees {torch.cuda.device_count()} GPU(s): "
                                f"the indices are 0 to {torch.cuda.device_count() - 1}")
     return torch.device(forced)
+
+
+def bf16_on_cuda() -> str:
+    """How the current CUDA GPU runs bf16: "native" (bf16 tensor cores: Ampere, compute capability 8, and
+    later), "emulated" (it runs, without bf16 tensor cores: much slower than fp16 on matrix products) or "none"."""
+    if not torch.cuda.is_available():
+        return "none"
+    try:
+        native = torch.cuda.is_bf16_supported(including_emulation=False)
+    except TypeError:  # an older torch without the argument: the compute capability is the native answer
+        native = bool(torch.version.hip) or torch.cuda.get_device_capability()[0] >= 8
+    if native:
+        return "native"
+    return "emulated" if _bf16_tensor_works() else "none"
+
+
+def _bf16_tensor_works() -> bool:
+    """Whether a bf16 tensor can be made on the current CUDA GPU (torch's own test of emulated bf16)."""
+    try:
+        torch.ones(1, dtype=torch.bfloat16, device="cuda")
+    except Exception:  # what fails here is the GPU's or the build's business: any error means no bf16
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def tf32_allowed():
+    """fp32 matrix products and convolutions on tensor cores as TF32 (fp32's range, a 10-bit mantissa) inside
+    the block, as nanoGPT allows them; the previous settings come back after it. CUDA only: a CPU ignores them."""
+    matmul, cudnn = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = matmul, cudnn
 
 
 def is_autograding() -> bool:
@@ -98,12 +135,42 @@ def optimizer_state_bytes(optimizer: torch.optim.Optimizer) -> int:
                         if isinstance(v, torch.Tensor))
 
 
+class PeakMemory:
+    """The CUDA allocator's peak during a `with` block, above what was allocated when the block began.
+
+    The baseline is taken after gc.collect() (objects kept only by reference cycles would count otherwise),
+    torch.cuda.synchronize() and torch.cuda.reset_peak_memory_stats(), from torch.cuda.memory_allocated().
+    After the block `increase` is max_memory_allocated() minus that baseline, in bytes, so tensors that were
+    on the GPU before (the data, earlier demos' models) do not count. On a CPU, which has no allocator to
+    ask, `baseline` and `increase` stay None and nothing is collected.
+    """
+
+    def __init__(self, device):
+        self.device = torch.device(device)
+        self.baseline = self.increase = None
+
+    def __enter__(self):
+        if self.device.type == "cuda":
+            gc.collect()
+            torch.cuda.synchronize(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+            self.baseline = torch.cuda.memory_allocated(self.device)
+        return self
+
+    def __exit__(self, *exc):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)  # the peak of work still queued counts too
+            self.increase = torch.cuda.max_memory_allocated(self.device) - self.baseline
+        return False
+
+
 class ActivationMeter:
     """Counts the bytes autograd saves for backward, per forward pass of `model`.
 
     A forward pre-hook starts a new window, so `peak_bytes` is the largest window: with
     gradient accumulation that is one micro-batch, since each backward frees its graph
     before the next forward. Parameters are not counted here (they are weights, not activations).
+    After the `with` block the meter holds only `peak_bytes`: no hook, and no reference to the model.
     """
 
     def __init__(self, model: nn.Module):
@@ -136,6 +203,10 @@ class ActivationMeter:
     def __exit__(self, *exc):
         self._saved.__exit__(*exc)
         self._hook.remove()
+        # the hooks object holds self._pack, a bound method of this meter: a cycle that would keep the
+        # meter, and through it the model, alive until the garbage collector runs; only peak_bytes stays
+        self._saved = self._hook = self.model = None
+        self._params, self._seen = set(), set()
         return False
 
 

@@ -7,7 +7,7 @@ import torch
 
 FP16_MAX = 65504.0                     # largest finite fp16 value
 FP16_MIN_NORMAL = 2.0 ** -14           # below this, fp16 loses mantissa bits (subnormals)
-FP16_MIN_SUBNORMAL = 2.0 ** -24        # below about half of this, a value becomes 0
+FP16_MIN_SUBNORMAL = 2.0 ** -24        # at or below half of this, 2^-25, a value becomes 0
 
 
 def _log2_magnitudes(values: torch.Tensor) -> torch.Tensor:

@@ -45,3 +45,41 @@ def test_options_override_a_config_field(tmp_path):
     main(["memory", "--quick", "-o", "models=(((64, 16, 10), 8),)", "--results-dir", str(tmp_path)])
     doc = json.loads((tmp_path / "memory.json").read_text())
     assert [r["params"] for r in doc["rows"]] == [64 * 16 + 16 + 16 * 10 + 10]
+
+
+def test_overhead_has_bf16_rows_counts_skipped_steps_and_says_why_there_is_no_tf32_on_cpu():
+    """On a CPU: fp32, the reference, torch.amp fp16 and bf16, each with the steps its scaler skipped; the TF32
+    row is left out with a note, since TF32 is a setting of CUDA's tensor cores."""
+    from benchmarks import overhead
+    result = overhead.run(overhead.QUICK, torch.device("cpu"))
+    rows = {r["step"]: r for r in result["rows"]}
+    assert list(rows) == [name for name in overhead.STEPS if name != "fp32 + TF32"]
+    for row in rows.values():
+        assert isinstance(row["skipped"], int) and 0 <= row["skipped"] <= row["steps"] == overhead.QUICK.repetitions
+    assert rows["fp32"]["skipped"] == rows["torch.amp bf16"]["skipped"] == 0  # no scaler, nothing to skip
+    summary = result["summary"]
+    assert summary["tf32"] == overhead.TF32_ON_CPU and summary["bf16"] == "cpu"
+    assert summary["bf16_over_fp32"] > 0 and "amp_over_tf32" not in summary
+    printed = overhead.table(result)
+    assert "torch.amp bf16" in printed and "0 of 3" in printed and overhead.TF32_ON_CPU in printed
+
+
+def test_overhead_on_cuda_times_tf32_and_leaves_bf16_out_only_where_there_is_none(monkeypatch):
+    from autograder import lesson
+    from benchmarks import overhead
+    cuda = torch.device("cuda")
+    monkeypatch.setattr(lesson, "bf16_on_cuda", lambda: "emulated")  # a T4: timed, and the table says so
+    assert overhead.step_names(cuda) == overhead.STEPS
+    monkeypatch.setattr(lesson, "bf16_on_cuda", lambda: "none")
+    assert "torch.amp bf16" not in overhead.step_names(cuda) and "fp32 + TF32" in overhead.step_names(cuda)
+
+
+def test_overhead_tf32_step_runs_and_puts_the_fp32_settings_back():
+    """The TF32 row's step, run on a CPU (where the setting changes nothing): it steps, and afterwards fp32 is
+    true fp32 again for the fp32 row."""
+    from benchmarks import overhead
+    from benchmarks.common import reference
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    steps = overhead.make_steps(reference(), overhead.QUICK, torch.device("cpu"), names=("fp32 + TF32", "torch.amp bf16"))
+    assert list(steps) == ["fp32 + TF32", "torch.amp bf16"] and all(step() is True for step in steps.values())
+    assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == before

@@ -129,7 +129,7 @@ class Answer(str):
         return self
 
     def lower(self):
-        return Answer("b")
+        return Answer("c")
 
 
 Q5_ANSWER = Answer("z")
@@ -233,7 +233,7 @@ for _host in ("127.0.0.1", "localhost", "10.0.2.2", "172.17.0.1", "169.254.169.2
         pass
 try:
     urllib.request.urlopen("http://example.com/", timeout=2)
-    Q5_ANSWER = "b"
+    Q5_ANSWER = "c"
 except Exception:
     pass
 '''
@@ -263,12 +263,12 @@ import os
 Q5_ANSWER = "a"  # wrong, unless the process that starts the next submissions can be written to
 try:
     with open(f"/proc/{os.getppid()}/mem", "r+b"):
-        Q5_ANSWER = "b"
+        Q5_ANSWER = "c"
 except OSError:
     pass
 try:
     if ctypes.CDLL(None, use_errno=True).ptrace(16, os.getppid(), None, None) == 0:  # PTRACE_ATTACH
-        Q5_ANSWER = "b"
+        Q5_ANSWER = "c"
 except (OSError, AttributeError):
     pass
 '''
@@ -278,13 +278,13 @@ LEAVE_TRACES = '''
 import os
 import time
 with open("/tmp/lesson20_trace.txt", "w") as _f:
-    _f.write("b")
+    _f.write("c")
 if os.fork() == 0:        # keeps rewriting the trace after this submission is done
     os.setsid()
     while True:
         try:
             with open("/tmp/lesson20_trace.txt", "w") as _f:
-                _f.write("b")
+                _f.write("c")
         except OSError:
             pass
         time.sleep(0.01)
@@ -296,7 +296,7 @@ try:
     with open("/tmp/lesson20_trace.txt") as _f:
         Q5_ANSWER = _f.read().strip()
 except OSError:
-    Q5_ANSWER = "c"
+    Q5_ANSWER = "a"
 '''
 
 HOSTILE = [
@@ -368,7 +368,7 @@ HOSTILE = [
                 import os
                 os._exit(3)
             '''), expect={"underflow_fraction": 0.0}, doc="os._exit inside an exercise"),
-    hostile("hostile_sys_exit_at_load", Replace("q5_answer", None, 'raise SystemExit("done")\nQ5_ANSWER = "b"'),
+    hostile("hostile_sys_exit_at_load", Replace("q5_answer", None, 'raise SystemExit("done")\nQ5_ANSWER = "c"'),
             expect={"q5_answer": 0.0}, doc="SystemExit while loading, before Q5_ANSWER is set"),
     hostile("hostile_kill_everything", Replace("underflow_fraction", "underflow_fraction", '''
             def underflow_fraction(values, dtype=torch.float16):

@@ -66,7 +66,7 @@ import torch
 
 def _forge():
     buffer = io.BytesIO()
-    torch.save({"status": "ok", "answer": {"type": "str", "value": "b"}}, buffer)
+    torch.save({"status": "ok", "answer": {"type": "str", "value": "c"}}, buffer)
     payload = buffer.getvalue()
     for fd in range(3, 12):
         for request in range(1, 40):
@@ -108,7 +108,7 @@ PLANTERS = {
 import os
 os.makedirs("/tmp/locked/inner", exist_ok=True)
 with open("/tmp/locked/inner/answer.txt", "w") as _f:
-    _f.write("b")
+    _f.write("c")
 os.chmod("/tmp/locked/inner", 0)
 os.chmod("/tmp/locked", 0)
 ''',
@@ -125,7 +125,7 @@ import os
 for _folder in ("/dev/shm", "/tmp"):
     try:
         with open(os.path.join(_folder, "answer"), "w") as _f:
-            _f.write("b")
+            _f.write("c")
         os.chmod(os.path.join(_folder, "answer"), 0)
     except OSError:
         pass
@@ -138,7 +138,7 @@ import os
 # what the planters leave (a Python installation under /tmp is bound there too: that is not a trace)
 _TRACES = ("/tmp/locked", "/tmp/answer.fifo", "/tmp/answer.sock", "/tmp/answer.link", "/tmp/answer",
            "/dev/shm/answer")
-Q5_ANSWER = "b" if any(os.path.lexists(_p) for _p in _TRACES) else "c"
+Q5_ANSWER = "c" if any(os.path.lexists(_p) for _p in _TRACES) else "a"
 '''
 
 HOSTILE_GUARD = [
@@ -154,7 +154,7 @@ HOSTILE_GUARD = [
             doc="calls the model's forward pre-hooks by hand with micro-batches, then detaches them and runs "
                 "the whole batch at once"),
     hostile("hostile_forged_reply", Replace("q5_answer", None, FORGED_REPLY), expect={"q5_answer": 0.0}, rest="any", flagged="*",
-            doc="writes forged answers (Q5 = b) with guessed request ids into every file descriptor"),
+            doc="writes forged answers (Q5 = c) with guessed request ids into every file descriptor"),
     hostile("hostile_impersonates_library", Replace("q5_answer", None, IMPERSONATE_LIBRARY),
             expect={"q5_answer": 0.0}, rest="any", flagged="*",
             doc="compiles code under the standard library's file name, to pass for library code"),
@@ -164,5 +164,5 @@ HOSTILE_GUARD = [
               doc="leaves something in a writable folder that a simple cleanup misses, for the next submission")
       for name, source in PLANTERS.items()],
     hostile("hostile_reads_any_trace", Replace("q5_answer", None, TRACE_READER), expect={"q5_answer": "less"},
-            doc="answers b if anything the planters leave is still in /tmp or /dev/shm"),
+            doc="answers c if anything the planters leave is still in /tmp or /dev/shm"),
 ]

@@ -272,7 +272,7 @@ REALISTIC = [
                     if not torch.isfinite(p.grad).all():
                         débordement = True
                 return débordement
-        '''), Replace("q5_answer", None, 'Q5_ANSWER = "b"  # ✅ la mémoire, pas le modèle (内存)'),
+        '''), Replace("q5_answer", None, 'Q5_ANSWER = "c"  # ✅ la mémoire, pas le modèle (内存)'),
          NewCell("static_loss_scaler", "### Notes 📝\n\nL'échelle ×1024 — 为什么？ 🤔", cell_type="markdown"),
          NewCell("static_loss_scaler", '''
         π = 3.14159

@@ -791,8 +791,8 @@ REALISTIC = [
                   return flushed / total
           '''),
           Replace("q5_answer", None, '''
-              # I went back and forth between a and b
-              Q5_ANSWER = 'b'
+              # I went back and forth between b and c
+              Q5_ANSWER = 'c'
           '''),
           ExecutionCounts(seed=3), DropCellIds()),
     messy("unseen_ok_sls_foreach_no_ids",
