@@ -7,10 +7,12 @@ emptied before the next one is let in.
 """
 import atexit
 import json
+import shutil
 import os
 import select
 import socket
 import subprocess
+import tempfile
 import threading
 from dataclasses import astuple
 
@@ -41,6 +43,11 @@ class Zygote:
                "TORCHDYNAMO_DISABLE": "1",
                "LESSON20_ZYGOTE_FD": str(theirs.fileno()), "LESSON20_ISOLATED": "1" if isolate else "",
                "LESSON20_LIMITS": json.dumps(self._rlimits())}
+        # not isolated, the machine's /tmp is the children's: the files handed in beside each notebook go to a
+        # folder of this zygote's own (TMPDIR), removed with it, rather than piling up in /tmp
+        self.scratch = None if isolate else tempfile.mkdtemp(prefix="lesson20-zygote-")
+        if self.scratch:
+            env["TMPDIR"] = self.scratch
         self.proc = subprocess.Popen(command(limits, isolate, self.uid, self.cgroup), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(theirs.fileno(),),
                                      env=env, cwd="/" if isolate else str(HERE), start_new_session=True)
@@ -114,6 +121,9 @@ class Zygote:
         if self.cgroup:
             self.cgroup.close()
             self.cgroup = None
+        if getattr(self, "scratch", None):
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
 
 
 _SHARED = {}  # (limits, isolate, pid) -> Zygote, one per grading process

@@ -1,5 +1,6 @@
 """autograder.sandbox.zygote: one zygote per grading process and limits, reused, and ended by close_all
 (one start, without bubblewrap)."""
+import os
 import warnings
 
 from autograder.limits import Limits
@@ -11,8 +12,10 @@ def test_one_zygote_is_shared_until_it_is_closed():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         zygote = shared_zygote(limits, isolate=False)
+    scratch = zygote.scratch  # not isolated: the children's TMPDIR, the zygote's own
     try:
         assert zygote.alive and shared_zygote(limits, isolate=False) is zygote
+        assert scratch and os.path.isdir(scratch) and os.path.basename(scratch).startswith("lesson20-zygote-")
     finally:
         close_all()
-    assert not zygote.alive
+    assert not zygote.alive and not os.path.exists(scratch)
