@@ -49,7 +49,7 @@ QUIZZES = {
                    "It has one (`clip_grad_value_` does it). The reason is what capping does to the step."),
             Choice("Rescaling makes all the entries equal, so no single parameter dominates the step.", False,
                    "One common factor keeps the entries' ratios; it does not make them equal."),
-            Choice("Capping each entry on its own would make the whole step longer than the threshold.", False,
+            Choice("Capping each entry on its own would make the step longer than the unclipped gradient.", False,
                    "Capping can only shrink entries. The problem is that it changes the direction."),
             Choice("One common factor keeps the direction: the step points the same way, only shorter.", True,
                    "Right. Capping entries one by one shrinks the large ones more than the small ones, "
