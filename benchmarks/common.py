@@ -1,5 +1,6 @@
 """What every benchmark shares: the machine record, the device clock, tables and the results folder."""
 import dataclasses
+import gc
 import json
 import os
 import platform
@@ -90,18 +91,26 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+_BASELINE = {}  # device -> bytes allocated when its peak was last reset
+
+
 def reset_peak_memory(device: torch.device) -> None:
+    """Start a measurement: collect garbage, wait for the device, reset its peak and read what is allocated
+    already (earlier measurements' tensors, cuBLAS's workspace), which peak_memory leaves out."""
     if device.type == "cuda":
+        gc.collect()
         torch.cuda.synchronize(device)
         torch.cuda.reset_peak_memory_stats(device)
+        _BASELINE[str(device)] = torch.cuda.memory_allocated(device)
 
 
 def peak_memory(device: torch.device):
-    """The CUDA allocator's peak since the last reset, in bytes; None on CPU (there is no allocator to ask)."""
+    """The CUDA allocator's peak since the last reset, above what was allocated then, in bytes; None on CPU
+    (there is no allocator to ask)."""
     if device.type != "cuda":
         return None
     torch.cuda.synchronize(device)
-    return torch.cuda.max_memory_allocated(device)
+    return torch.cuda.max_memory_allocated(device) - _BASELINE.get(str(device), 0)
 
 
 def timed(fn, device: torch.device) -> float:

@@ -34,16 +34,16 @@ def environment(device: torch.device) -> list:
     lines = [f"torch {torch.__version__}, device {device}"]
     if device.type != "cuda":
         return lines + ["no CUDA: the GPU figures below are the CPU's, and the GPU lines of the checks are skipped"]
+    from autograder.lesson import bf16_on_cuda  # the lesson's own answer, which its speed demo prints
+    if device.index is not None:
+        torch.cuda.set_device(device)
     props = torch.cuda.get_device_properties(device)
-    try:
-        native_bf16 = torch.cuda.is_bf16_supported(including_emulation=False)
-    except TypeError:  # torch before 2.4 has no including_emulation: bf16 is native from compute capability 8
-        native_bf16 = props.major >= 8
+    bf16 = bf16_on_cuda()
     return lines + [
         f"GPU {props.name}, compute capability {props.major}.{props.minor}, {props.total_memory / 2**30:.0f} GiB, "
         f"{torch.cuda.device_count()} visible",
         f"CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}",
-        f"bf16: {'native' if native_bf16 else 'emulated (slow): the lesson says so'}",
+        f"bf16: {bf16}" + ("" if bf16 == "native" else " (slow, or absent: the lesson's speed demo says so)"),
         f"TF32: matmul {torch.backends.cuda.matmul.allow_tf32}, cuDNN {torch.backends.cudnn.allow_tf32} "
         f"(float32 matmul precision {torch.get_float32_matmul_precision()!r})",
     ]

@@ -1,7 +1,7 @@
 """Memory of one Adam training step, fp32 against mixed precision and one batch against micro-batches.
 
 Counted with the lesson's own helpers (ActivationMeter, tensor_bytes, optimizer_state_bytes),
-through the reference exercises; on CUDA the allocator's peak (torch.cuda.max_memory_allocated)
+through the reference exercises; on CUDA the allocator's peak above its baseline (common.peak_memory)
 is reported next to the counts.
 """
 import math
