@@ -102,13 +102,19 @@ def test_nan_and_inf_are_nonzero(student):
 def test_the_cast_decides_at_the_rounding_edge(student):
     """Near fp16's smallest step 2^-24 the cast rounds: 0.75 * 2^-24 survives, 0.4 * 2^-24 flushes"""
     tiny = 2.0 ** -24
-    values = torch.tensor([0.75 * tiny, 0.4 * tiny, 0.5 * tiny, -0.75 * tiny, 1.0, 0.0])
+    values = torch.tensor([0.75 * tiny, 0.4 * tiny, 0.5 * tiny, -0.75 * tiny, 2.0 ** -20, 1.0, 0.0])
     out = student.run("underflow_fraction", values=values)
     got = number(out["result"])
-    threshold = ("That is 4/5: every value below 2^-24 was counted as flushed, but the cast rounds to the nearest "
-                 "fp16 value, and ±0.75 * 2^-24 round to ±2^-24. " if got == pytest.approx(4 / 5) else "")
-    assert got == pytest.approx(2 / 5, rel=1e-6, abs=1e-9), (
-        "underflow_fraction([0.75, 0.4, 0.5, -0.75] * 2^-24 + [1.0, 0.0]) should be 2/5: of the five nonzero "
+    if got == pytest.approx(4 / 6):
+        why = ("That is 4/6: every value below 2^-24 was counted as flushed, but the cast rounds to the nearest "
+               "fp16 value, and ±0.75 * 2^-24 round to ±2^-24. ")
+    elif got == pytest.approx(5 / 6):
+        why = ("That is 5/6: the values that became subnormal in fp16 (nonzero, below its smallest normal number "
+               "2^-14: ±2^-24 and 2^-20) were counted too, but a subnormal is not 0. ")
+    else:
+        why = ""
+    assert got == pytest.approx(2 / 6, rel=1e-6, abs=1e-9), (
+        "underflow_fraction([0.75, 0.4, 0.5, -0.75] * 2^-24 + [2^-20, 1.0, 0.0]) should be 2/6: of the six nonzero "
         "values, 0.4 * 2^-24 and 0.5 * 2^-24 (a tie, rounded to the even 0) become 0 in fp16, while ±0.75 * 2^-24 "
-        f"round to ±2^-24. It returned {shown(out['result'])}. {threshold}Hint: do not compare with a threshold; "
-        "cast with values.to(dtype) and test for == 0.")
+        f"round to ±2^-24 and 2^-20 is kept as a subnormal. It returned {shown(out['result'])}. {why}Hint: do not "
+        "compare with a threshold; cast with values.to(dtype) and test for == 0.")
