@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -25,6 +26,16 @@ def stub_answer(grade_id: str) -> str:
                 if c.metadata.get("nbgrader", {}).get("grade_id") == f"{grade_id}_solution")
 
 
+def handed_in_files(exchange, seconds=30) -> list:
+    """The submitted notebooks in the exchange's inbound folder, once there are any (or after `seconds`)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = sorted((exchange / ASSIGNMENT / "inbound").glob(f"*+{ASSIGNMENT}+*/{ASSIGNMENT}.ipynb"))
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.5)
+
+
 def test_fetch_open_fill_validate_submit(jupyter, page, tmp_path):
     exchange = tmp_path / "exchange"
     exchange.mkdir()
@@ -33,11 +44,14 @@ def test_fetch_open_fill_validate_submit(jupyter, page, tmp_path):
                            f"--Exchange.root={exchange}", f"--course={ASSIGNMENT}"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
+    # the student's own submission cache (nbgrader lists "Submitted assignments" from it): by default it is
+    # in the user's Jupyter data folder, shared with anything else this user ran
+    cache = tmp_path / "student-cache"
     config = tmp_path / "student-config"  # the student's nbgrader configuration: the exchange and the course
     config.mkdir()
     (config / "nbgrader_config.py").write_text(
         f"c = get_config()  # noqa: F821\nc.Exchange.root = {str(exchange)!r}\n"
-        f"c.CourseDirectory.course_id = {ASSIGNMENT!r}\n")
+        f"c.Exchange.cache = {str(cache)!r}\nc.CourseDirectory.course_id = {ASSIGNMENT!r}\n")
     home = tmp_path / "student"
     home.mkdir()
     server = jupyter("lab", root_dir=home, env={**os.environ, "JUPYTER_CONFIG_PATH": str(config)})
@@ -86,9 +100,9 @@ def test_fetch_open_fill_validate_submit(jupyter, page, tmp_path):
     # Submit: the list shows the submission, and it is in the exchange's inbound folder
     fetched.get_by_role("button", name="Submit").click()
     submitted = page.locator("#submitted_assignments_list .list_item").filter(has_text=ASSIGNMENT)
-    expect(submitted.first).to_be_visible(timeout=30_000)
-    inbound = list((exchange / ASSIGNMENT / "inbound").glob(f"*+{ASSIGNMENT}+*/{ASSIGNMENT}.ipynb"))
-    assert len(inbound) == 1
+    expect(submitted).to_have_count(1, timeout=30_000)
+    inbound = handed_in_files(exchange)
+    assert len(inbound) == 1, f"inbound: {inbound}; the server's log ends:\n{server.log()[-3000:]}"
     handed_in = {c.metadata["nbgrader"]["grade_id"]: c.source for c in read(inbound[0]).cells
                  if c.metadata.get("nbgrader", {}).get("solution")}
     assert handed_in == saved
