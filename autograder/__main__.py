@@ -158,7 +158,7 @@ def main(argv=None):
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_grade)
 
-    p = sub.add_parser("export", help="rewrite grades.json and grades.csv from the gradebook (after manual grading)")
+    p = sub.add_parser("export", help="rewrite grades.json and grades.csv: the grader's scores from the records, the written answers and overrides from the gradebook (after grading by hand in formgrader)")
     p.add_argument("--out", required=True, help="the --out folder of a `grade` run; the files are written here")
     p.add_argument("--db-url", default=None, help="SQLAlchemy URL of the gradebook (default: SQLite in --out)")
     p.add_argument("--from", dest="sources", nargs="+", default=[], metavar="OUT_DIR",

@@ -84,7 +84,7 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
     """Grade the code of one notebook (an nbformat node) on the given items (default: all autograded).
 
     reference: a backends.Reference; with it the hidden checks run too.
-    repaired: the repairs nbgrader's sanitize step made (recorded_repairs), from a caller that runs after
+    repaired: the repairs nbgrader's sanitize step made (RepairStructure, through the sink), from a caller that runs after
     it; None for a notebook as submitted, whose grader metadata is then dropped as a forgery.
     files: {relative path: bytes} handed in beside the notebook (attachments.beside): read-only in its
     working folder in the sandbox, as in nbgrader's autograded folder.

@@ -165,23 +165,14 @@ def _restore_deleted(nb) -> list:
     return repairs
 
 
-# The grader's own metadata. Only the grader writes it: whatever a submitted notebook holds under these
-# keys is a forgery ("regraded by hand: full marks") and is dropped before anything reads it.
-REPAIRS_KEY = "lesson20_repairs"  # notebook: the repairs RepairStructure made before nbgrader saw the notebook
-# COPY_KEY (cells.py), in a cell: the cell is a copy that a repair took nbgrader's role from
+# The grader's own metadata. Only the grader writes it: whatever a submitted notebook holds under this
+# key is a forgery ("a copy: grade the other cell") and is dropped before anything reads it.
+# COPY_KEY (cells.py), in a cell: the cell is a copy that a repair took nbgrader's role from. The repairs
+# themselves travel in the grading's result (instructor/sink.py), not in the notebook.
 
 
 def drop_grader_metadata(nb) -> None:
-    """Remove, in place, whatever the notebook holds under the grader's own metadata keys."""
-    nb.get("metadata", {}).pop(REPAIRS_KEY, None)
+    """Remove, in place, whatever the notebook holds under the grader's own metadata key."""
     for cell in nb.get("cells", []):
         if isinstance(cell.get("metadata"), dict):
             cell.metadata.pop(COPY_KEY, None)
-
-
-def recorded_repairs(nb) -> list:
-    """The repairs RepairStructure recorded in the notebook (it drops a submission's own record first)."""
-    found = nb.get("metadata", {}).get(REPAIRS_KEY, [])
-    known = {i.id for i in AUTO_ITEMS}
-    return [Repair(r.get("item") if r.get("item") in known else "", clip(r.get("text"), "note"))
-            for r in (found if isinstance(found, list) else []) if isinstance(r, dict)]

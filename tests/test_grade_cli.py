@@ -263,6 +263,37 @@ def test_gradebook_holds_per_cell_scores(graded):
             gb.find_student("bad id")
 
 
+def gradebook_scores(out: Path) -> dict:
+    """{student: {autograded item: (its score in nbgrader's gradebook, formgrader's manual score)}}."""
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}", course_id="lesson20") as gb:
+        return {s.id: {g.name: (g.score, g.manual_score)
+                       for g in gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, s.id).grades
+                       if g.name in {i.id for i in AUTO_ITEMS}} for s in gb.students}
+
+
+def test_export_from_the_records_is_the_gradebook_after_grading_and_after_an_override(graded, tmp_path):
+    """grades.json's autograded scores come from the students' records; nbgrader's gradebook, which the test
+    cells fed, holds the same, to its precision; an instructor's score in formgrader replaces the grader's."""
+    for student, scores in gradebook_scores(graded["out"]).items():
+        row = graded["grades"]["students"][student]["items"]
+        for item, (score, _) in scores.items():
+            assert abs(row[item]["score"] - score) < 1e-4, (student, item, row[item]["score"], score)
+    out = tmp_path / "out"
+    shutil.copytree(graded["out"], out)
+    item = AUTO_ITEMS[0]
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}", course_id="lesson20") as gb:  # formgrader's override
+        gb.find_grade(item.id, ASSIGNMENT, ASSIGNMENT, "stub").manual_score = item.points
+        gb.db.commit()
+    done = subprocess.run([sys.executable, "-m", "autograder", "export", "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    row = json.loads((out / "grades.json").read_text())["students"]["stub"]
+    assert row["items"][item.id]["score"] == gradebook_scores(out)["stub"][item.id][0] == item.points
+    assert row["overridden"] == {item.id: graded["grades"]["students"]["stub"]["items"][item.id]["score"]}
+
+
 def test_running_again_changes_nothing(graded):
     out = graded["out"]
     before = snapshot(out)

@@ -15,6 +15,7 @@ Shards (`--shard i/n`, `--students GLOB`) let several processes or machines grad
 into one gradebook (PostgreSQL for machines): the gradebook is set up under a lock, and each
 student is graded by exactly one shard.
 """
+import functools
 import hashlib
 import multiprocessing
 import os
@@ -59,6 +60,13 @@ def fingerprint(folder: Path, limits: Limits, grader: str) -> str:
     return f"{submission_fingerprint(folder)}-{grader}-{bounds}"
 
 
+@functools.lru_cache(maxsize=4)
+def class_config(out: str, db_url: str, limits: Limits):
+    """nbgrader's configuration for this class (course.nbgrader_config), built once per grading process and
+    kept for every student it grades, with the grading steps' one sink."""
+    return nbgrader_config(Path(out), db_url, limits)
+
+
 def begin_student(student: str, submitted: Path, out: Path) -> Staged:
     """Clear the student's earlier outputs and stage the submission (cheap: in the main process)."""
     for folder in ("autograded", "feedback"):  # nothing from an earlier submission may survive
@@ -75,12 +83,11 @@ def grade_one(record: StudentRecord, staged: Staged, out: str, db_url: str, limi
     written to their state file."""
     out, started = Path(out), time.monotonic()
     if gradable(record.student, out):
-        record = grade_student(record, staged, out, nbgrader_config(out, db_url, limits))
+        record = grade_student(record, staged, out, class_config(str(out), db_url, limits))
     else:  # nothing to run: staging's problem says why; not in the gradebook if the id is unusable
         if usable_id(record.student):
             zero_submission(db_url, record.student)
-        record.status = "failed"
-        record.reason = clip("; ".join(filter(None, [staged.problem, *staged.notes])), "reason")
+        record.settle("failed", clip("; ".join(filter(None, [staged.problem, *staged.notes])), "reason"))
         record.seconds = round(time.monotonic() - started, 2)
         save_state(out, record)
     if not (out / "feedback" / record.student / ASSIGNMENT).is_dir():
@@ -185,7 +192,8 @@ def _grade_all(pool: Workers, todo, submitted, out, db_url, limits, prints: dict
 
 def _record_error(out: Path, student: str, detail: str) -> StudentRecord:
     """Our fault, not the submission's: no fingerprint, so the next run grades this student again."""
-    record = StudentRecord(student, "", "error", clip(grader_error(detail), "reason"))
+    record = StudentRecord(student)
+    record.settle("error", clip(grader_error(detail), "reason"))
     save_state(out, record)
     return record
 
@@ -199,10 +207,8 @@ def _record_timeout(out: Path, db_url: str, record: StudentRecord, staged: Stage
         zero_submission(db_url, record.student)
     except Exception as exc:  # the gradebook was busy: grade again next run
         return _record_error(out, record.student, gradebook_error_after_timeout(exc))
-    reason = past_deadline(limits)
-    record.status, record.items, record.review = "timeout", {}, {}
+    record.settle("timeout", "; ".join(filter(None, [staged.problem, *staged.notes, past_deadline(limits)])))
     record.seconds = limits.student_seconds  # it was killed there
-    record.reason = "; ".join(filter(None, [staged.problem, *staged.notes, reason]))
     write_failure_feedback(out, record)
     save_state(out, record)
     return record

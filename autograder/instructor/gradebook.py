@@ -119,6 +119,15 @@ def _gradebook_items(gb, student: str) -> dict:
     return found
 
 
+def _recorded_score(recorded, item) -> tuple:
+    """(score, max score) of an autograded item as the student's record holds it: the grader's own numbers,
+    which GradeOutOfProcess also wrote into the test cell for nbgrader's gradebook."""
+    if not isinstance(recorded, dict):
+        return 0.0, float(item.points)
+    max_score = float(recorded.get("max_score", item.points))
+    return min(float(recorded.get("score", 0.0)), max_score), max_score
+
+
 def _newest_state(folders, student: str):
     states = [(state_path(f, student).stat().st_mtime, load_state(f, student))
               for f in folders if state_path(f, student).is_file()]
@@ -130,7 +139,10 @@ def export(out: Path, db_url: str, students=None, sources=()) -> dict:
     """Write grades.json and grades.csv; returns the grades.json document.
 
     The students are those given, else every student with a state file in `out` or in the
-    output folders `sources` (of other shards). Scores come from the gradebook.
+    output folders `sources` (of other shards). The autograded scores come from each student's record
+    (state.py), which the grading step wrote; the gradebook gives only what people scored in formgrader:
+    the written answers, and an instructor's score for an autograded item (then "overridden" keeps the
+    grader's).
     """
     out = Path(out)
     with file_lock(out / ".export.lock"):  # shards sharing `out`: the last to export sees every state
@@ -157,14 +169,16 @@ def collect(out: Path, db_url: str, students=None, sources=()) -> dict:
             state = _newest_state(folders, student)
             status, reason = (state.status, clip(state.reason, "reason")) if state else ("error", NOT_GRADED_YET)
             scores = _gradebook_items(gb, student) if status != "error" else {}
+            recorded = state.items if state else {}
             items, overridden = {}, {}
             for item in ITEMS:
-                if item.id in scores:
-                    score, max_score, graded = scores[item.id]
-                    if graded is not None:
-                        overridden[item.id] = round(graded, 4)
-                elif item.kind == "auto":  # every autograded item gets a row, 0 when nothing was graded
-                    score, max_score = 0.0, float(item.points)
+                if item.kind == "auto":  # every autograded item gets a row, 0 when nothing was graded
+                    score, max_score = _recorded_score(recorded.get(item.id), item)
+                    if scores.get(item.id, (0, 0, None))[2] is not None:  # an instructor's score in formgrader
+                        overridden[item.id] = round(score, 4)
+                        score = scores[item.id][0]
+                elif item.id in scores:  # a written answer, once graded by hand
+                    score, max_score, _ = scores[item.id]
                 else:
                     continue
                 items[item.id] = {"score": round(score, 4), "max_score": max_score}

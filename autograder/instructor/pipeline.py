@@ -6,15 +6,17 @@ README, "How a submission is graded", follows a submission through this module. 
 1. runs nbgrader's Autograde converter (`run_converter`), whose steps are the classes below:
    SANITIZE on the submitted notebook, then AUTOGRADE on the sanitized one. GradeOutOfProcess
    (preprocessor.py) runs the code in the sandbox and the checks here, writes each test cell's
-   report and score, which SaveAutoGrades records in the gradebook, and hands its whole result
-   to this module (`preprocessor.take_result`);
+   report and score, which SaveAutoGrades records in the gradebook, and puts its whole result, with
+   RepairStructure's repairs, in the grading's sink (sink.py), which `configure` gives every step and
+   this module takes the student's result from;
 2. runs nbgrader's GenerateFeedback converter: the feedback page, from the autograded notebook;
-3. writes the student's record (state.py) once: status, reason, each item's score and rubric, the failing
-   checks' messages, and the seconds it took.
-   `export` (gradebook.py) reads it beside the gradebook's scores.
+3. writes the student's record (state.py) once: status (StudentRecord.settle), reason, each item's score
+   and rubric, the failing checks' messages, and the seconds it took.
+   `export` (gradebook.py) takes the autograded scores from it, and from the gradebook only what people scored.
 
-`configure` installs these steps in a traitlets Config: course.nbgrader_config() for `grade`, and the
-repository's nbgrader_config.py for nbgrader's own commands and formgrader. Importing this module
+`configure` installs these steps and their sink in a traitlets Config: course.nbgrader_config() for `grade`
+(once per grading process: grade.class_config), and the repository's nbgrader_config.py for nbgrader's own
+commands and formgrader. Importing this module
 does not import torch: the grading step imports the sandbox when it first runs.
 """
 import logging
@@ -33,11 +35,12 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 from ..items import ASSIGNMENT
 from ..text import NO_RESULTS, autograde_refused, clip, gradebook_error, no_feedback
 from .gradebook import NOT_IN_SESSION, zero_submission
-from .preprocessor import GradeOutOfProcess, take_result
+from .preprocessor import GradeOutOfProcess
 from .stubs import ClearSolutionsNamed
 from .repair import RepairStructure
 from .review import FlagForReview
 from .sanitize import SanitizeHtml
+from .sink import ResultSink
 from .staging import Staged
 from .state import StudentRecord, item_records, save_state
 
@@ -95,6 +98,14 @@ def configure(c):
     c.Autograde.autograde_preprocessors = list(AUTOGRADE)
     c.GenerateFeedback.exporter_class = FeedbackPage
     c.OverwriteCells.add_missing_cells = True  # a test cell a student deleted comes back, rather than scoring 0
+    sink = ResultSink()  # the steps hand what they found to grade_student through it
+    for step in (RepairStructure, GradeOutOfProcess, FlagForReview):
+        c[step.__name__].sink = sink
+
+
+def sink_of(cfg) -> ResultSink:
+    """The sink `configure` put in this configuration."""
+    return cfg.GradeOutOfProcess.sink
 
 
 def warm_up(limits):
@@ -114,24 +125,23 @@ def warm_up(limits):
 def grade_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> StudentRecord:
     """Grade one staged student whose notebook is there to grade (grade.gradable), with the class's nbgrader
     configuration `cfg` (course.nbgrader_config); save and return their record."""
+    from nbgrader.converters import Autograde, GenerateFeedback
     started = time.monotonic()
     student, notes = record.student, list(staged.notes)
     db_url = cfg.CourseDirectory.db_url
-    error = run_with_retries(cfg, student, "autograde")
-    result = take_result(student, ASSIGNMENT)
-    if is_db_error(error):
-        # not the submission's fault: no fingerprint, so the next run grades this student again
-        record.status, record.fingerprint, record.reason = "error", "", gradebook_error(error)
+    error = run_with_retries(cfg, student, Autograde)
+    result = sink_of(cfg).take((student, ASSIGNMENT)).result
+    if is_db_error(error):  # not the submission's fault: graded again next run
+        record.settle("error", gradebook_error(error))
     elif error:  # nbgrader refused the submission (e.g. broken cell metadata): it gets zeros
         zero_submission(db_url, student)
-        record.status, record.reason = "failed", autograde_refused(error)
+        record.settle("failed", autograde_refused(error))
     elif result is None:
-        record.status, record.reason = "failed", NO_RESULTS
+        record.settle("failed", NO_RESULTS)
     else:
-        record.status, record.reason = result.status, clip(result.reason, "reason")
-        record.items = item_records(result)
-        record.review = {i: [clip(f, "note") for f in flags] for i, flags in result.review.items()}
-        error = run_with_retries(cfg, student, "feedback")
+        record.settle(result.status, clip(result.reason, "reason"), item_records(result),
+                      {i: [clip(f, "note") for f in flags] for i, flags in result.review.items()})
+        error = run_with_retries(cfg, student, GenerateFeedback)
         if error:
             notes.append(clip(no_feedback(error), "note"))
     record.reason = clip("; ".join(filter(None, [staged.problem, *notes, record.reason])), "reason")
@@ -168,31 +178,26 @@ def _quiet_nbgrader() -> _ErrorLog:
     return errors
 
 
-def run_converter(cfg, student: str, converter: str) -> str:
-    """Run one nbgrader converter (Autograde or GenerateFeedback) for one student; return its error, or ''."""
-    from nbgrader.converters import Autograde, GenerateFeedback
+def run_converter(cfg, student: str, converter) -> str:
+    """Run one nbgrader converter class (Autograde or GenerateFeedback) for one student; return its error,
+    or ''. GenerateFeedback picks its own page template (nbgrader's "feedback")."""
     from nbgrader.coursedir import CourseDirectory
-    from traitlets.config import Config
 
     errors = _quiet_nbgrader()
     coursedir = CourseDirectory(config=cfg)
     coursedir.assignment_id, coursedir.student_id = ASSIGNMENT, student
     try:
-        if converter == "autograde":
-            app = Autograde(coursedir=coursedir, config=cfg)
-            app.create_student = True
-        else:
-            feedback_cfg = Config(cfg)
-            feedback_cfg.HTMLExporter.template_name = "feedback"
-            app = GenerateFeedback(coursedir=coursedir, config=feedback_cfg)
+        app = converter(coursedir=coursedir, config=cfg)
         app.force = True
+        if hasattr(app, "create_student"):  # Autograde: a student the gradebook does not know yet is added
+            app.create_student = True
         app.start()
     except Exception as exc:
         return errors.cause() or f"{type(exc).__name__}: {exc}"
     return ""
 
 
-def run_with_retries(cfg, student: str, converter: str, attempts: int = 3) -> str:
+def run_with_retries(cfg, student: str, converter, attempts: int = 3) -> str:
     """Retry when the gradebook was busy or unreachable, which is not the submission's fault."""
     for attempt in range(attempts):
         error = run_converter(cfg, student, converter)

@@ -3,7 +3,8 @@
 It takes the place of nbgrader's Execute step (pipeline.AUTOGRADE). The submission's code runs in the
 sandbox; the verdict is computed in this process; each autograded test cell gets the report as text
 and the score in points as its result, which SaveAutoGrades then reads as usual. The whole result
-(status, reason, each item's rubric) is kept for the caller in this process: `take_result`.
+(status, reason, each item's rubric, the repairs, the review flags) goes into the grading's sink (sink.py),
+where FlagForReview and the pipeline read it.
 """
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
@@ -12,16 +13,8 @@ from traitlets import Bool, Instance
 
 from ..attachments import beside
 from ..items import AUTO_ITEMS
-from ..structure import recorded_repairs
-from .review import REVIEW_RESOURCE
+from .sink import ResultSink, notebook_key
 from .staging import EXCHANGE_FILES
-
-_RESULTS = {}  # (student, notebook) -> the SubmissionResult of its last grading in this process
-
-
-def take_result(student: str, notebook: str):
-    """The result GradeOutOfProcess made for this student's notebook in this process (then forgotten), or None."""
-    return _RESULTS.pop((student, notebook), None)
 
 
 class GradeOutOfProcess(NbGraderPreprocessor):
@@ -30,6 +23,8 @@ class GradeOutOfProcess(NbGraderPreprocessor):
                       help="Every limit the submission is graded under (`grade --timeout` and --memory-mb: "
                       "course.nbgrader_config sets it); the defaults are Limits' own.").tag(config=True)
     include_hidden = Bool(True, help="Run the hidden checks as well as the visible ones.").tag(config=True)
+    sink = Instance(ResultSink, args=(), help="Where the repairs come from and the result goes (pipeline.configure "
+                    "sets the grading's own sink; by default each step has one of its own).").tag(config=True)
 
     def preprocess(self, nb, resources):
         from ..grading import grade_notebook  # the sandbox and torch: only when grading
@@ -40,9 +35,10 @@ class GradeOutOfProcess(NbGraderPreprocessor):
         # the files handed in beside the notebook, from the folder nbgrader runs it in (its autograded copy)
         folder = resources.get("metadata", {}).get("path")
         files = beside(folder, ignore=EXCHANGE_FILES)[0] if folder else {}
-        # RepairStructure (a sanitize step, before this one) recorded its repairs in the notebook
+        # RepairStructure (a sanitize step, before this one) put its repairs in the sink
+        found = self.sink.found(notebook_key(resources))
         result = grade_notebook(nb, item_ids, self.limits, reference() if self.include_hidden else None,
-                                repaired=recorded_repairs(nb), files=files)
+                                repaired=list(found.repairs), files=files)
         for cell in tests:
             grade_id = cell.metadata.nbgrader.grade_id
             if grade_id in result.items:
@@ -53,7 +49,5 @@ class GradeOutOfProcess(NbGraderPreprocessor):
             else:  # a test cell this lesson does not know: never full marks by default
                 cell.outputs = [new_output("error", ename="UnknownTest", evalue=f"no checks for {grade_id}",
                                            traceback=[f"the lesson20 autograder has no checks for {grade_id!r}"])]
-        resources[REVIEW_RESOURCE] = sorted(result.review)  # FlagForReview marks them in the gradebook
-        info = resources.get("nbgrader", {})
-        _RESULTS[(info.get("student"), info.get("notebook"))] = result
+        found.result = result  # FlagForReview marks its review flags in the gradebook
         return nb, resources

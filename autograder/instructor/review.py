@@ -2,20 +2,25 @@
 
 A submission whose code reached for the grader's internals (guard.py: frames, the garbage collector,
 ctypes, the reply pipe, rebinding what the probes rely on) is not graded automatically on the items
-concerned: GradeOutOfProcess scores them 0 and lists them in resources[REVIEW_RESOURCE]; this step,
+concerned: GradeOutOfProcess scores them 0 and puts them in its result's review flags; this step,
 after SaveAutoGrades, marks those grades as needing a manual grade, so formgrader lists the
 submission among those to grade by hand, and an instructor's score then replaces the 0.
 """
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Instance
 
-REVIEW_RESOURCE = "lesson20_review"
+from .sink import ResultSink, notebook_key
 
 
 class FlagForReview(NbGraderPreprocessor):
 
+    sink = Instance(ResultSink, args=(), help="Where GradeOutOfProcess put its result (pipeline.configure sets the "
+                    "grading's own sink; by default each step has one of its own).").tag(config=True)
+
     def preprocess(self, nb, resources):
-        flagged = resources.get(REVIEW_RESOURCE) or []
+        result = self.sink.found(notebook_key(resources)).result
+        flagged = sorted(result.review) if result is not None else []
         if not flagged:
             return nb, resources
         info = resources["nbgrader"]

@@ -33,7 +33,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from pygments.token import STANDARD_TYPES
 
 from ..cells import COPY_KEY
-from ..structure import CELL_ID, GRADE_ID, NAME, REPAIRS_KEY
+from ..structure import CELL_ID, GRADE_ID, NAME
 from ..items import ASSIGNMENT, ROOT
 
 RASTER = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -43,7 +43,7 @@ CLASSES = {"a": {"anchor-link"}, "div": {"highlight"}, "span": set(STANDARD_TYPE
 URL_SCHEMES = {"http", "https", "mailto", "data"}  # data: only as an <img>'s raster image (_raster_data_only)
 NBGRADER_KEYS = {"grade", "solution", "locked", "task", "grade_id", "points", "schema_version", "checksum",
                  "cell_type"}
-NOTEBOOK_KEYS = ("kernelspec", "language_info", REPAIRS_KEY)  # REPAIRS_KEY: RepairStructure ran just before
+NOTEBOOK_KEYS = ("kernelspec", "language_info")
 MAX_RENDERED = 5_000     # characters of one markdown cell that may be rendered (twice at most)
 RENDER_BUDGET = 50_000   # characters of markdown rendered in one notebook, the instructor's text aside
 MAX_SHOWN = 20_000       # characters of a cell shown as text; the submitted notebook keeps the whole of it

@@ -32,6 +32,15 @@ class StudentRecord:
     review: dict = field(default_factory=dict)   # item id -> why it is set aside for manual grading
     seconds: Optional[float] = None              # wall time of its grading; None in records older than timings
 
+    def settle(self, status: StudentStatus, reason: str, items: dict = None, review: dict = None):
+        """Set the record's status: the one place that does, with its reason and, for a graded submission, its
+        items and review flags (none otherwise). "error" is never the submission's fault: the fingerprint goes,
+        so that the next run grades the student again."""
+        self.status, self.reason = status, reason
+        self.items, self.review = dict(items or {}), dict(review or {})
+        if status == "error":
+            self.fingerprint = ""
+
     @property
     def rubric(self) -> dict:
         """item id -> its rubric, per behaviour: {id: {"score", "max_score", "central"}} (grades.json's "rubric")."""

@@ -4,7 +4,7 @@ tests/test_submissions.py run it."""
 from autograder.cells import COPY_KEY
 from autograder.structure import Repair
 from autograder.grading import SHOWN, SubmissionResult, problem_text
-from autograder.structure import REPAIRS_KEY, drop_grader_metadata, recorded_repairs
+from autograder.structure import drop_grader_metadata
 from autograder.items import get_item
 from autograder.runner import ItemResult, Outcome
 from autograder.text import LIMITS
@@ -13,19 +13,15 @@ from tests.submissions import make_submission
 
 def test_drop_grader_metadata_keeps_everything_else():
     nb = make_submission("reference")
-    nb.metadata[REPAIRS_KEY] = [{"item": "master_weights", "text": "regraded by hand: full marks"}]
     nb.cells[1].metadata[COPY_KEY] = {"copy_of": "master_weights_solution"}
-    kernel = dict(nb.metadata["kernelspec"])
+    nb.cells[2].metadata["keep"] = 1
+    kernel, cells = dict(nb.metadata["kernelspec"]), len(nb.cells)
     drop_grader_metadata(nb)
-    assert REPAIRS_KEY not in nb.metadata and nb.metadata["kernelspec"] == kernel
+    assert nb.metadata["kernelspec"] == kernel and len(nb.cells) == cells and nb.cells[2].metadata["keep"] == 1
     assert COPY_KEY not in nb.cells[1].metadata
 
 
-def test_recorded_repairs_are_clipped_and_name_known_items_only():
-    nb = make_submission("reference")
-    nb.metadata[REPAIRS_KEY] = [{"item": "<script>", "text": "x" * 10**6}, "junk", {"item": "master_weights"}]
-    repairs = recorded_repairs(nb)
-    assert repairs == [Repair("", "x" * LIMITS["note"]), Repair("master_weights", "")]
+def test_repairs_are_clipped():
     assert len(Repair("", "y" * 10**6).text) == LIMITS["note"]
 
 

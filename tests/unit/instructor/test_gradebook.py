@@ -55,6 +55,10 @@ def test_a_formgrader_override_shows_with_its_score_and_without_the_graders_rubr
     row = export(tmp_path, db_url)["students"]["ada"]
     assert set(row["rubric"]) == {first.id, second.id} and "overridden" not in row
     assert row["items"][first.id]["score"] == first.points / 2
+    with Gradebook(db_url, course_id=COURSE_ID) as gb:  # a gradebook whose autograded score is not the grader's
+        gb.find_grade(second.id, ASSIGNMENT, ASSIGNMENT, "ada").auto_score = 0.0
+        gb.db.commit()
+    assert export(tmp_path, db_url)["students"]["ada"]["items"][second.id]["score"] == second.points / 2  # the record's
     with Gradebook(db_url, course_id=COURSE_ID) as gb:  # the instructor gives full marks in formgrader
         gb.find_grade(first.id, ASSIGNMENT, ASSIGNMENT, "ada").manual_score = first.points
         gb.db.commit()

@@ -1,16 +1,21 @@
 """autograder.instructor.preprocessor: GradeOutOfProcess on a tiny notebook (one sandbox start for the file):
 each known test cell gets its report and its score, an unknown test cell an error (never full marks), and
-the whole result is handed to the pipeline in process, and the student's record holds what export reads."""
+the whole result, with the repairs RepairStructure put in the sink, goes into the sink for the pipeline, and
+the student's record holds what export reads."""
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from autograder.instructor.preprocessor import GradeOutOfProcess, take_result
+from autograder.instructor.preprocessor import GradeOutOfProcess
+from autograder.instructor.sink import ResultSink
 from autograder.instructor.state import item_records
 from autograder.instructor.quiz_key import PRACTICE_5_ANSWER
 from autograder.items import get_item
 from autograder.limits import Limits
+from autograder.structure import Repair
 
 RIGHT, WRONG, UNKNOWN = "q5_answer", "underflow_fraction", "not_an_exercise"
+KEY = ("ada", "lesson20")
+REPAIRED = "the check cell was copied: repaired in this test"
 
 
 def cell(source, grade_id, points=None):
@@ -30,9 +35,14 @@ def graded(tmp_path_factory):
         cell(f'check("{WRONG}", globals())', WRONG, get_item(WRONG).points),
         cell("assert True", UNKNOWN, 2)], metadata={"language_info": {"name": "python"}})  # as Jupyter saves it
     resources = {"nbgrader": {"student": "ada", "notebook": "lesson20"}, "metadata": {"path": str(out / "none")}}
-    nb, resources = GradeOutOfProcess(limits=Limits.for_timeout(30)).preprocess(nb, resources)
+    sink = ResultSink()
+    sink.open(KEY, [Repair(UNKNOWN, REPAIRED)])  # as RepairStructure leaves it (a cell no report shows)
+    sink.open(("bob", "lesson20"), [Repair(RIGHT, "bob's repair")])
+    nb, resources = GradeOutOfProcess(limits=Limits.for_timeout(30), sink=sink).preprocess(nb, resources)
     cells = {c.metadata.nbgrader.grade_id: c for c in nb.cells}
-    return cells, take_result("ada", "lesson20")
+    found = sink.take(KEY)
+    assert sink.take(KEY).result is None  # taken once
+    return cells, found.result
 
 
 def score(cell) -> float:
@@ -63,10 +73,17 @@ def test_an_unknown_test_cell_gets_an_error_not_full_marks(graded):
 
 def test_the_result_is_handed_over_once_and_holds_each_items_score_and_report(graded):
     cells, result = graded
-    assert result.status == "graded" and take_result("ada", "lesson20") is None  # taken once
+    assert result.status == "graded"
     assert set(result.items) == {RIGHT, WRONG}  # the items graded, not the unknown cell
     for item_id, item in item_records(result).items():  # as the student's record keeps them
         assert item["max_score"] == get_item(item_id).points
         assert item["score"] == score(cells[item_id])
         assert sum(b["score"] for b in item["rubric"].values()) >= item["score"]
         assert result.report(item_id) == report(cells[item_id]).rstrip("\n")
+
+
+def test_the_repairs_from_the_sink_reach_the_result_and_its_reason(graded):
+    cells, result = graded
+    texts = [r.text for r in result.repairs]  # the sink's first, then what the grader found in this tiny notebook
+    assert texts[0] == REPAIRED and not any("bob" in t for t in texts)  # ada's, not bob's
+    assert REPAIRED in result.reason

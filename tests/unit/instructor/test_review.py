@@ -2,13 +2,35 @@
 touches no gradebook when nothing was flagged."""
 from nbformat.v4 import new_notebook
 
-from autograder.instructor.review import REVIEW_RESOURCE, FlagForReview
+from autograder.grading import SubmissionResult
+from autograder.items import get_item
+from autograder.runner import ItemResult, Outcome
+from autograder.instructor.review import FlagForReview
+from autograder.instructor.sink import ResultSink
+
+KEY = ("ada", "lesson20")
+
+
+def result_with(review: dict) -> SubmissionResult:
+    """A result as GradeOutOfProcess makes it, its items set aside for review with these flags."""
+    items = {i: ItemResult(get_item(i), [Outcome("ran", True, "")]) for i in ("master_weights", "static_loss_scaler")}
+    for item_id, flags in review.items():
+        items[item_id].review = flags
+    return SubmissionResult("graded", items=items)
+
+
+def sink_with(review: dict) -> ResultSink:
+    """A sink holding ada's result, as GradeOutOfProcess leaves it, with these review flags."""
+    sink = ResultSink()
+    sink.found(KEY).result = result_with(review)
+    return sink
 
 
 def test_nothing_flagged_leaves_the_notebook_and_needs_no_gradebook():
     nb = new_notebook()
-    resources = {REVIEW_RESOURCE: [], "nbgrader": {}}  # no db_url: reading it would raise
-    assert FlagForReview().preprocess(nb, resources) == (nb, resources)
+    resources = {"nbgrader": {"student": "ada", "notebook": "lesson20"}}  # no db_url: reading it would raise
+    assert FlagForReview(sink=sink_with({})).preprocess(nb, resources) == (nb, resources)
+    assert FlagForReview().preprocess(nb, resources) == (nb, resources)  # no result at all: nothing to flag
 
 
 def test_flagged_items_need_a_manual_grade(monkeypatch):
@@ -39,6 +61,8 @@ def test_flagged_items_need_a_manual_grade(monkeypatch):
 
     monkeypatch.setattr("autograder.instructor.review.Gradebook", FakeGradebook)
     info = {"db_url": "sqlite:///gb.db", "notebook": "lesson20", "assignment": "lesson20", "student": "ada"}
-    FlagForReview().preprocess(new_notebook(), {REVIEW_RESOURCE: ["master_weights"], "nbgrader": info})
+    sink = sink_with({"master_weights": ["read the reference's frames"]})
+    sink.found(("bob", "lesson20")).result = result_with({"static_loss_scaler": ["x"]})
+    FlagForReview(sink=sink).preprocess(new_notebook(), {"nbgrader": info})  # ada's flags, not bob's
     assert marked == {("master_weights", "lesson20", "lesson20", "ada"): ("needs_manual_grade", True),
                       "committed": True}

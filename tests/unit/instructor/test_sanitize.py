@@ -14,7 +14,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder.cells import COPY_KEY
-from autograder.structure import REPAIRS_KEY
 from autograder.instructor.repair import RepairStructure
 from autograder.instructor.sanitize import (MAX_RENDERED, RENDER_BUDGET, Budget, SanitizeHtml, as_text, page_html,
                                             raster_attachments, renders_clean, safe_markdown)
@@ -89,7 +88,7 @@ def test_hostile_cells_render_inert(variant):
     assert active_cells(nb) == {}
     for cell in nb.cells:
         assert set(cell.metadata) <= {"nbgrader", COPY_KEY}, cell.metadata
-    assert set(nb.metadata) <= {"kernelspec", "language_info", REPAIRS_KEY}
+    assert set(nb.metadata) <= {"kernelspec", "language_info"}
 
 
 def test_the_oracle_sees_the_payloads_before_sanitizing():
