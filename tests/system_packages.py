@@ -24,12 +24,12 @@ def bwrap_present() -> bool:
 
 
 def postgres_present() -> bool:
-    from tests.test_postgres import _server_binaries
+    from tests.integration.test_postgres import _server_binaries
     return _server_binaries() is not None
 
 
 def slurm_present() -> bool:
-    from tests.test_slurm import slurm_present
+    from tests.integration.test_slurm import slurm_present
     return slurm_present()
 
 
@@ -51,8 +51,8 @@ class SystemPackage:
 
 
 SYSTEM_PACKAGES = [
-    SystemPackage("sandbox", "bubblewrap", bwrap_present, path="tests/test_sandbox.py"),
+    SystemPackage("sandbox", "bubblewrap", bwrap_present, path="tests/integration/test_sandbox.py"),
     SystemPackage("browser", "chromium", chromium_present, marker="browser"),
     SystemPackage("PostgreSQL", "postgresql", postgres_present, marker="postgres"),
-    SystemPackage("Slurm", "slurm-wlm munge", slurm_present, path="tests/test_slurm.py"),
+    SystemPackage("Slurm", "slurm-wlm munge", slurm_present, path="tests/integration/test_slurm.py"),
 ]

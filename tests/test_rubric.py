@@ -1,7 +1,7 @@
 """The rubric: one consistent table, its scoring rules, and what it does to real submissions.
 
 Real submissions are graded in this process (no sandbox) so that the whole corpus takes about a
-minute; tests/test_submissions.py grades the same notebooks through the sandbox.
+minute; tests/integration/test_submissions.py grades the same notebooks through the sandbox.
 """
 import contextlib
 import functools
@@ -380,7 +380,7 @@ def test_missing_a_central_behaviour_fails_a_visible_check(name):
 
 
 # caught only by the sandbox's measured memory, which a check run in this process cannot read: graded in
-# the sandbox by tests/test_submissions.py
+# the sandbox by tests/integration/test_submissions.py
 MEASURED_ONLY = {v.name for v in KEEPS_GRAPHS}
 
 

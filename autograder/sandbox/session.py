@@ -22,7 +22,7 @@ from .memory import Measurement
 
 
 # The tests' switch, never a command-line option: grade with the sandbox's audit hook off, to show that what
-# the student's code can read in the sandbox earns it nothing (tests/test_reading_earns_nothing.py).
+# the student's code can read in the sandbox earns it nothing (tests/integration/test_reading_earns_nothing.py).
 AUDIT_HOOK_OFF = "LESSON20_TEST_AUDIT_HOOK_OFF"
 # the child checks the probes' files it loads against these: what runs there is what the grader shipped
 PROBES_SHA256 = [hashlib.sha256(Path(path).read_bytes()).hexdigest() for path in probe_files(isolate=False)]

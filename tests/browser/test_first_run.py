@@ -31,7 +31,7 @@ from autograder.items import AUTO_ITEMS
 from autograder.report import NOT_IMPLEMENTED
 from tests.browser.test_student import stub_ids
 from tests.helpers import ROOT, STUDENT_NB
-from tests.test_wheel import dist  # noqa: F401  (the wheel, built by `python -m build` from a copy of the repo)
+from tests.integration.test_wheel import dist  # noqa: F401  (the wheel, built by `python -m build` from a copy of the repo)
 
 BANNER = re.compile(r"^\[C [^\]]*\]\s*$")  # Jupyter's access banner: an empty critical line, then the URL
 PROBLEM = re.compile(r"^\[[EC] \d{4}-")

@@ -20,7 +20,7 @@ from autograder.limits import Limits
 from autograder.instructor.grade import TEST_FAULT
 from autograder.items import AUTO_ITEMS
 from tests.submissions import ASSIGNMENT, Append, apply_edit, make_submission
-from tests.test_grade_cli import counts, grade_command
+from tests.integration.test_grade_cli import counts, grade_command
 
 pytestmark = pytest.mark.slow
 FULL = float(sum(item.points for item in AUTO_ITEMS))

@@ -10,7 +10,7 @@ import pytest
 
 from autograder.items import ASSIGNMENT
 from tests.helpers import SOLUTION_NB
-from tests.test_grade_cli import FULL, grade
+from tests.integration.test_grade_cli import FULL, grade
 
 pytestmark = pytest.mark.slow
 

@@ -4,7 +4,7 @@ notebooks built to blow up their parsing (`STRUCTURE_HOSTILE`).
 Each submission is graded in a fresh Python process, as `grade` grades one student: the reference
 loaded, then grade_notebook on every item. Its peak resident memory (ru_maxrss of that process; the
 sandbox's processes are not counted) must stay within RATIO of the same process's on the reference
-submission. Run as a script, it prints the figures: python -m tests.test_grader_memory [NAME ...]
+submission. Run as a script, it prints the figures: python -m tests.integration.test_grader_memory [NAME ...]
 """
 import json
 import os
@@ -18,7 +18,7 @@ from tests.submissions import names
 from tests.submissions.hostile_decoding import HOSTILE_DECODING
 
 pytestmark = pytest.mark.slow
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RATIO = 1.5
 
 GRADE_ONE = '''

@@ -1,7 +1,7 @@
 """Honest habits in real code (tests/submissions/honest.py): correct submissions whose graded functions use
 ordinary Python and torch habits keep full marks, and none is set aside for review.
 
-They are graded once, as tests/test_submissions.py grades its corpus: grade_notebook with the reference, in
+They are graded once, as tests/integration/test_submissions.py grades its corpus: grade_notebook with the reference, in
 two grading processes at a time, each keeping its sandbox from submission to submission. A flag here is the
 audit hook mistaking an honest habit for an attack: the test names the variant, the flags and the items.
 """
@@ -13,7 +13,7 @@ import pytest
 
 from tests.submissions import VARIANTS, full_marks
 from tests.submissions.honest import HONEST
-from tests.test_submissions import grade_one
+from tests.integration.test_submissions import grade_one
 
 pytestmark = pytest.mark.slow
 JOBS = 2

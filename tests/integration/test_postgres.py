@@ -22,7 +22,7 @@ from autograder.instructor.staging import select_students
 from autograder.instructor.gradebook import normalise_db_url
 from autograder.items import ASSIGNMENT, AUTO_ITEMS, ITEMS
 from tests.helpers import ROOT, SOLUTION_NB, STUDENT_NB
-from tests.test_grade_cli import FULL, counts, grade_command
+from tests.integration.test_grade_cli import FULL, counts, grade_command
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 

@@ -29,7 +29,7 @@ from tests.submissions.honest import HONEST
 from tests.submissions.realistic import needs_repair, structural
 
 pytestmark = pytest.mark.slow
-REALISTIC = [n for n in names("realistic") if n not in {v.name for v in HONEST}]  # honest habits: tests/test_honest_habits.py
+REALISTIC = [n for n in names("realistic") if n not in {v.name for v in HONEST}]  # honest habits: tests/integration/test_honest_habits.py
 STRUCTURAL = [n for n in REALISTIC if structural(n)]
 REPAIR_WORD = "repaired"  # what the grader's reason or report says when it restored nbgrader's cells
 
@@ -66,7 +66,7 @@ def test_the_corpus_has_every_kind_the_issue_asks_for():
 
 def test_the_gpu_corpus_has_every_habit_the_issue_names():
     """GPU notebooks graded on the CPU: correct ones keep full marks here, hard-wired CUDA loses its item
-    (tests/test_submissions.py) with a first message that names the device (cause "p.device")."""
+    (tests/integration/test_submissions.py) with a first message that names the device (cause "p.device")."""
     from tests.submissions.gpu import GPU
     text = {v.kind: " ".join(e.source for w in GPU if w.kind == v.kind for e in w.edits) for v in GPU}
     for habit in ("set_default_device(\"cuda\")", "set_default_device(DEVICE)", "torch.cuda.is_available()",
@@ -133,7 +133,7 @@ def grade_saved(path) -> tuple:
 @pytest.fixture(scope="module")
 def graded_directly(saved) -> dict:
     """Every realistic notebook graded once with grade_notebook, two grading processes at a time (the machine's
-    cores), as tests/test_submissions.py grades its corpus."""
+    cores), as tests/integration/test_submissions.py grades its corpus."""
     pool = futures.ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
     try:
         running = {name: pool.submit(grade_saved, saved[name]) for name in REALISTIC}

@@ -2,7 +2,7 @@
 
 The fixture starts munged, slurmctld and slurmd with a slurm.conf for this machine's cores
 (`slurmd -C`), everything in a temporary folder, and stops them by their pid files at the end.
-A class is graded by a 3-task array into PostgreSQL (tests/test_postgres.py's server), one task
+A class is graded by a 3-task array into PostgreSQL (tests/integration/test_postgres.py's server), one task
 is cancelled part-way, and the array submitted again must grade only what that task left; the
 exported grades must be those of one `grade` run on one machine into SQLite.
 """
@@ -25,9 +25,9 @@ from autograder.instructor.staging import select_students
 from autograder.items import ITEMS
 from tests.helpers import ROOT
 from tests.submissions import write_class
-from tests.test_grade_cli import counts, grade
-from tests import test_postgres
-from tests.test_postgres import _dump
+from tests.integration.test_grade_cli import counts, grade
+from tests.integration import test_postgres
+from tests.integration.test_postgres import _dump
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]  # postgres: the gradebook the tasks share
 postgres_url = test_postgres.postgres_url  # the fixture: a PostgreSQL server for this module

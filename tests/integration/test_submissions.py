@@ -130,7 +130,7 @@ def corpus():
     pool = futures.ProcessPoolExecutor(max_workers=JOBS, mp_context=context)
     started = time.monotonic()
     try:
-        graded_here = [n for n in names() if VARIANTS[n].kind != "realistic"]  # those: tests/test_realistic.py
+        graded_here = [n for n in names() if VARIANTS[n].kind != "realistic"]  # those: tests/integration/test_realistic.py
         running = {pool.submit(grade_one, name): name for name in order(graded_here)}
         done, pending = futures.wait(running, timeout=DEADLINE)
         if pending:

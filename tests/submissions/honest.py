@@ -1,6 +1,6 @@
 """Honest habits in real code: correct submissions whose graded functions use ordinary Python and torch habits
 that an audit hook might mistake for an attack. Every one must keep full marks and must not be set aside for
-review (tests/test_honest_habits.py).
+review (tests/integration/test_honest_habits.py).
 
 The other false positives (hostile_redteam.py's `real(...)` cases) put the habit in a side cell, which runs
 while the notebook runs, when the sandbox denies introspection without a flag. Here the habit is in the code
@@ -18,7 +18,7 @@ from . import Append, NewCell, Replace, Variant
 
 def honest(name, *edits, doc="", limits=None):
     # kind "realistic": correct code, full marks on every item (see judge); graded, with the review flags, by
-    # tests/test_honest_habits.py (tests/test_realistic.py leaves them to it)
+    # tests/integration/test_honest_habits.py (tests/integration/test_realistic.py leaves them to it)
     return Variant(name, "realistic", tuple(edits), doc=doc, limits=limits or {})
 
 

@@ -1,6 +1,6 @@
 """Hostile submissions: each tries to raise its score, to harm the grader, or to reach outside.
 
-How each must be held (checked by tests/test_submissions.py):
+How each must be held (checked by tests/integration/test_submissions.py):
   - `expect`: exact scores (or "less" than full marks) for the items it attacks;
   - `rest`: the other items keep full marks ("full"), get nothing ("zero"), or are not judged ("any");
   - `twin`: a buggy variant with the same honest code; the hostile one may not score more on any item;
@@ -11,7 +11,7 @@ Variants that loop, sleep or hog are graded with HOSTILE_LIMITS, to keep the tes
 from . import ROOT, Append, Replace, ReplaceCell, Variant
 
 HOSTILE_LIMITS = {"timeout": 8, "memory_mb": 1536}
-NETWORK_PORT = 47831          # tests/test_submissions.py listens here on the host; nothing may arrive
+NETWORK_PORT = 47831          # tests/integration/test_submissions.py listens here on the host; nothing may arrive
 MARKER = "LESSON20_HOSTILE_MARKER"
 # files hostile_writes_outside tries to create; none may exist on the host afterwards
 OUTSIDE_PATHS = (str(ROOT / f"{MARKER}.txt"), str(ROOT / "solutions" / "lesson20" / f"{MARKER}.txt"),

@@ -10,7 +10,7 @@ test_decode.py) refuses in bounded memory. The deep list, which Python's pickler
 replaces the pickler.
 
 Each must end fast, with the attacked item scoring no more than its honest code earns and every other
-item at full marks (tests/test_submissions.py); tests/test_grader_memory.py measures the grader's peak
+item at full marks (tests/integration/test_submissions.py); tests/integration/test_grader_memory.py measures the grader's peak
 memory on them against the reference.
 """
 import textwrap

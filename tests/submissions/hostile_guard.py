@@ -7,7 +7,7 @@ submission, or the probe records what really happened; either way it earns no mo
 twin, and `flagged` names the items it must be set aside for review on.
 
 PLANTERS leave something in the sandbox's writable folders that a plain cleanup would miss, and
-TRACE_READER looks for anything left there: tests/test_sandbox.py grades each planter and then the
+TRACE_READER looks for anything left there: tests/integration/test_sandbox.py grades each planter and then the
 reader, back to back in the same grading process.
 """
 from . import Append, Replace

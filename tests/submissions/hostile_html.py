@@ -4,7 +4,7 @@ Each payload, if it ever ran, would set `window.__pwned`, change the page's titl
 (tests/browser/test_hostile_html.py opens both pages in Chromium and looks for all three). Graded
 directly, each must keep full marks (nothing here is code); through nbgrader, every cell must render
 clean (tests/unit/instructor/test_sanitize.py) and no forged grader note may reach a report or a
-reason (tests/test_hostile_html.py).
+reason (tests/browser/test_hostile_html.py).
 """
 from . import Metadata, NewCell, ReplaceCell
 from .hostile import hostile

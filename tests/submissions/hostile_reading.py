@@ -2,9 +2,9 @@
 took (a stand-in's __globals__, frames up to the child's locals, the garbage collector, closures,
 sys.modules, a class moved onto the answer), in one thief that every stub calls.
 
-Held by the design, not by the audit hook: tests/test_reading_earns_nothing.py grades them with the hook
+Held by the design, not by the audit hook: tests/integration/test_reading_earns_nothing.py grades them with the hook
 off, where every route is open, and they must earn nothing; its control plants the reference's source in
-the notebook, where the same thief then earns full marks. With the hook on (tests/test_submissions.py)
+the notebook, where the same thief then earns full marks. With the hook on (tests/integration/test_submissions.py)
 they are denied, flagged, and earn nothing either.
 """
 from . import NewCell, Replace, Variant

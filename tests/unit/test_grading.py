@@ -1,6 +1,6 @@
 """autograder.grading: what the grader keeps about a submission (its own metadata, clipped) and how a
-submission's report reads. grade_notebook itself starts a sandbox: tests/test_sandbox.py and
-tests/test_submissions.py run it."""
+submission's report reads. grade_notebook itself starts a sandbox: tests/integration/test_sandbox.py and
+tests/integration/test_submissions.py run it."""
 from autograder.cells import COPY_KEY
 from autograder.structure import Repair
 from autograder.grading import SHOWN, SubmissionResult, problem_text

@@ -1,5 +1,5 @@
 """autograder.__main__: the command line's commands, and its errors for a wrong use (no grading here:
-tests/test_grade_cli.py runs `grade`)."""
+tests/integration/test_grade_cli.py runs `grade`)."""
 import pytest
 
 from autograder.__main__ import main

@@ -45,6 +45,6 @@ def test_a_status_passed_on_is_a_word_of_the_vocabulary_it_is_passed_into():
 
 
 def test_the_statuses_the_corpus_expects_are_notebook_statuses():
-    """tests/test_submissions.py checks each variant's status against these, so they too are in the vocabulary."""
+    """tests/integration/test_submissions.py checks each variant's status against these, so they too are in the vocabulary."""
     expected = {v.status for v in VARIANTS.values()}
     assert expected <= words(NotebookStatus) and len(expected) > 1

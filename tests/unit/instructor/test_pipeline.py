@@ -1,5 +1,5 @@
 """autograder.instructor.pipeline: the grading steps are classes, in nbgrader's order with ours in their places,
-and `configure` installs them so that nbgrader builds them (tests/test_grade_cli.py runs the whole pipeline)."""
+and `configure` installs them so that nbgrader builds them (tests/integration/test_grade_cli.py runs the whole pipeline)."""
 from nbconvert.exporters import NotebookExporter
 from nbgrader.preprocessors import ComputeChecksums, OverwriteCells, SaveAutoGrades, SaveCells
 from traitlets.config import Config
