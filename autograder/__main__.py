@@ -62,13 +62,13 @@ def cmd_release(args):
 
 def cmd_grade(args):
     _instructor("grade")
-    from .instructor.grade import run
+    from .instructor.grade import grade_class
     from .instructor.staging import parse_shard
     try:
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
-    doc = run(args.submitted_dir, args.out, jobs=args.jobs, db_url=args.db_url, limits=_limits(args),
+    doc = grade_class(args.submitted_dir, args.out, jobs=args.jobs, db_url=args.db_url, limits=_limits(args),
               students=args.students, shard=shard, progress=not args.quiet, force=args.force)
     counts = {}
     for row in doc["students"].values():

@@ -103,7 +103,7 @@ def write_failure_feedback(out: Path, record: StudentRecord):
     path.write_text(page)
 
 
-def run(submitted_dir, out_dir, jobs=None, db_url=None, limits: Limits = Limits(),
+def grade_class(submitted_dir, out_dir, jobs=None, db_url=None, limits: Limits = Limits(),
         students=None, shard=None, progress=True, force=False) -> dict:
     """Grade every selected student that needs it (all of them with `force`), then export;
     returns the grades.json document."""

@@ -21,7 +21,7 @@ START_FAILURES = 3  # workers in a row that die before they are ready: the pool 
 
 
 @dataclass
-class Outcome:
+class Finished:
     key: str
     value: object = None  # what the function returned
     error: str = ""       # "" (it returned), "raised", "died" or "deadline"
@@ -120,7 +120,7 @@ class Workers:
         self.queue.append((key, args))
 
     def outcomes(self):
-        """Yield an Outcome for each submitted key as it finishes; keys submitted meanwhile are run too."""
+        """Yield a Finished for each submitted key as it finishes; keys submitted meanwhile are run too."""
         while self.queue or any(w.key is not None for w in self.workers):
             busy = sum(w.key is not None for w in self.workers)
             while len(self.workers) < min(self.count, busy + len(self.queue)):
@@ -137,7 +137,7 @@ class Workers:
                     yield outcome
 
     def _check(self, worker: Worker):
-        """What became of one worker since the last look: an Outcome when it finished a student."""
+        """What became of one worker since the last look: a Finished when it finished a student."""
         key = worker.key
         try:
             message = worker.conn.recv() if worker.conn.poll() else None
@@ -147,7 +147,7 @@ class Workers:
         if message is None and not worker.process.is_alive():
             self._drop(worker)
             if key is not None:
-                return Outcome(key, error="died", detail=ending(worker.process.exitcode))
+                return Finished(key, error="died", detail=ending(worker.process.exitcode))
             self.failed_starts += 1
             if self.failed_starts >= START_FAILURES:
                 raise RuntimeError(f"grading processes die as they start ({ending(worker.process.exitcode)})")
@@ -157,10 +157,10 @@ class Workers:
         elif message is not None:
             worker.key = worker.until = None
             value, error = message
-            return Outcome(key, value, "raised" if error else "", error)
+            return Finished(key, value, "raised" if error else "", error)
         elif key is not None and time.monotonic() > worker.until:
             self._drop(worker)
-            return Outcome(key, error="deadline", detail=f"past its deadline of {self.deadline:g} s")
+            return Finished(key, error="deadline", detail=f"past its deadline of {self.deadline:g} s")
         return None
 
     def _drop(self, worker: Worker):

@@ -19,7 +19,7 @@ import pytest
 
 from autograder.cells import read_notebook
 from autograder.grading import grade_notebook
-from autograder.instructor.grade import run
+from autograder.instructor.grade import grade_class
 from autograder.instructor.reference import reference
 from autograder.instructor.staging import MAX_NOTEBOOK_BYTES
 from autograder.items import ASSIGNMENT
@@ -159,7 +159,7 @@ def graded_class(tmp_path_factory) -> dict:
     base = tmp_path_factory.mktemp("realistic_class")
     write_class(base / "submitted", STRUCTURAL)
     started = time.monotonic()
-    doc = run(base / "submitted", base / "out", jobs=2, progress=False)
+    doc = grade_class(base / "submitted", base / "out", jobs=2, progress=False)
     print(f"class command: {len(STRUCTURAL)} notebooks in {time.monotonic() - started:.0f} s")
     return {"out": base / "out", "grades": doc}
 
