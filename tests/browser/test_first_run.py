@@ -31,7 +31,7 @@ from autograder.items import AUTO_ITEMS
 from autograder.report import NOT_IMPLEMENTED
 from tests.browser.test_student import stub_ids
 from tests.helpers import ROOT, STUDENT_NB
-from tests.integration.test_wheel import dist  # noqa: F401  (the wheel, built by `python -m build` from a copy of the repo)
+from tests.wheel import fresh_shell_env, student_env
 
 BANNER = re.compile(r"^\[C [^\]]*\]\s*$")  # Jupyter's access banner: an empty critical line, then the URL
 PROBLEM = re.compile(r"^\[[EC] \d{4}-")
@@ -46,16 +46,6 @@ def lab_args(port: int, token: str) -> list:
     """What a test adds to a student's command: no browser of its own, loopback, its port, its token."""
     return ["--no-browser", "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
             f"--IdentityProvider.token={token}"]
-
-
-def fresh_shell_env() -> dict:
-    """The environment of `make lesson` typed at a shell: not a sub-make of `make test`."""
-    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-
-
-def student_env() -> dict:
-    """A student's shell: nothing that would point Python at the repository or at this venv."""
-    return {k: v for k, v in fresh_shell_env().items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
 
 
 def make_lesson(name: str = "lesson20.ipynb"):
@@ -124,23 +114,6 @@ def test_make_lesson_runs_the_lesson_in_the_browser(jupyter, open_notebook):
     ui.run_all()
     assert ui.problems() == []
     assert log_problems(server.log()) == [], server.log()[-3000:]
-
-
-@pytest.fixture(scope="module")
-def student_venv(dist):  # noqa: F811  (the fixture imported above)
-    """README, "Handing out the course": a fresh venv, `pip install torch==2.13.0`, then the wheel.
-
-    torch==2.13.0 exactly: on the course machines that is a local CPU wheel; any other request
-    downloads a CUDA build of several GB."""
-    python3 = shutil.which("python3") or sys.executable
-    venv = dist["base"] / "lesson20-venv"
-    env = student_env()
-    for step in ([python3, "-m", "venv", str(venv)],
-                 [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "torch==2.13.0"],
-                 [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(dist["wheel"])]):
-        done = subprocess.run(step, env=env, cwd=dist["base"], capture_output=True, text=True, timeout=900)
-        assert done.returncode == 0, f"{' '.join(step)}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
-    return venv
 
 
 def student_folder(tmp_path: Path) -> Path:

@@ -54,7 +54,8 @@ def hostile_notebook():
     return nb
 
 
-@pytest.fixture(scope="module")
+# session-scoped: pytest runs this module's browser tests apart from its others, and a module fixture would grade twice
+@pytest.fixture(scope="session")
 def graded_hostile(tmp_path_factory, browser_type_launch_args):
     base = tmp_path_factory.mktemp("hostile-class")
     submitted, out = base / "submitted", base / "out"

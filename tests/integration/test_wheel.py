@@ -35,38 +35,6 @@ STUDENT_MODULES = [  # what the notebooks and `python -m autograder check` run o
 ]
 
 
-def _source_tree(dest: Path) -> Path:
-    """The files a fresh clone would have, plus uncommitted work: never the venv or old builds."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                            capture_output=True)
-    if listed.returncode == 0:
-        for name in filter(None, listed.stdout.decode().split("\0")):
-            if (ROOT / name).is_file():
-                (dest / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(ROOT / name, dest / name)
-    else:  # not a git checkout
-        shutil.copytree(ROOT, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
-            ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "test-artifacts"))
-    return dest
-
-
-@pytest.fixture(scope="module")
-def dist(tmp_path_factory):
-    """{"wheel": path, "sdist": path} built by `python -m build` from a copy of the repository."""
-    pytest.importorskip("build", reason="the `build` package is needed: pip install build")
-    base = tmp_path_factory.mktemp("wheel")
-    src = _source_tree(base / "src")
-    out = base / "dist"
-    attempts = [[], ["--no-isolation", "--skip-dependency-check"]]  # the second needs no package index
-    for extra in attempts:
-        done = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), *extra, str(src)],
-                              capture_output=True, text=True, timeout=600)
-        if done.returncode == 0:
-            break
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return {"wheel": next(out.glob("*.whl")), "sdist": next(out.glob("*.tar.gz")), "base": base}
-
-
 def _files(archive: Path) -> dict:
     """Path inside the package -> bytes, for a wheel or an sdist (whose top folder is dropped)."""
     if archive.suffix == ".whl":
