@@ -2,7 +2,6 @@
 import math
 
 import nbformat
-
 import pytest
 import torch
 

@@ -73,5 +73,3 @@ def student_venv(dist):
         done = subprocess.run(step, env=env, cwd=dist["base"], capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, f"{' '.join(step)}:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
     return venv
-
-
