@@ -7,7 +7,7 @@ from collections import Counter
 
 from tests.system_packages import SYSTEM_PACKAGES
 
-pytest_plugins = ["tests.wheel"]  # the wheel and a student venv, built once per run
+pytest_plugins = ["tests.wheel", "tests.corpus"]  # the wheel and a student venv, and the graded corpus: once per run
 
 _skipped = Counter()  # group -> tests of that group skipped in this run
 

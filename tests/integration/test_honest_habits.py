@@ -1,49 +1,26 @@
 """Honest habits in real code (tests/submissions/honest.py): correct submissions whose graded functions use
 ordinary Python and torch habits keep full marks, and none is set aside for review.
 
-They are graded once, as tests/integration/test_submissions.py grades its corpus: grade_notebook with the reference, in
-two grading processes at a time, each keeping its sandbox from submission to submission. A flag here is the
+They are graded once, with the rest of the corpus (tests/corpus.py): grade_notebook with the reference, one grading
+process per core, each keeping its sandbox from submission to submission. A flag here is the
 audit hook mistaking an honest habit for an attack: the test names the variant, the flags and the items.
 """
-import concurrent.futures as futures
-import multiprocessing
-import time
-
 import pytest
 
+from tests.corpus import HABITS
 from tests.submissions import VARIANTS, full_marks
-from tests.submissions.honest import HONEST
-from tests.integration.test_submissions import grade_one
 
 pytestmark = pytest.mark.slow
-JOBS = 2
-DEADLINE = 900  # seconds for all of them: a hang fails the tests instead of stalling them
-HABITS = [v.name for v in HONEST]
 ASKED = ["honest_namedtuple_in_accumulate", "honest_dataclass_in_function", "honest_inspect_signature",
          "honest_logging", "honest_warnings_warn", "honest_traceback_print_exc", "honest_lru_cache_helper",
          "honest_typing_namedtuple", "honest_checkpoint_forward", "honest_torch_compile_helper",
          "honest_dataloader_workers", "honest_pdb_never_runs", "honest_timeit_time_magics", "honest_autoreload"]
 
 
-@pytest.fixture(scope="module")
-def graded():
-    context = multiprocessing.get_context("spawn")
-    pool = futures.ProcessPoolExecutor(max_workers=JOBS, mp_context=context)
-    started = time.monotonic()
-    try:
-        running = {pool.submit(grade_one, name): name for name in HABITS}
-        done, pending = futures.wait(running, timeout=DEADLINE)
-        if pending:
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.kill()
-            pytest.fail(f"grading did not finish in {DEADLINE} s; still running: "
-                        f"{sorted(running[f] for f in pending)}")
-        results = {running[f]: f.result() for f in done}
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-    seconds = time.monotonic() - started
-    print(f"graded {len(results)} honest habits in {seconds:.0f} s with {JOBS} processes")
-    yield {"graded": results, "seconds": seconds}
+@pytest.fixture
+def graded(graded_corpus):
+    """The honest habits, graded with the rest of the corpus (tests/corpus.py)."""
+    return {"graded": {n: graded_corpus["graded"][n] for n in HABITS}}
 
 
 def what_went_wrong(g) -> list:
@@ -85,7 +62,11 @@ def test_honest_habit_keeps_full_marks_unflagged(graded, name):
 
 
 def test_time(graded, record_property):
-    record_property("honest_seconds", round(graded["seconds"], 1))
+    seconds = sum(g.seconds for g in graded["graded"].values())
+    record_property("honest_seconds", round(seconds, 1))
     slowest = max(graded["graded"].values(), key=lambda g: g.seconds)
-    print(f"{len(graded['graded'])} honest habits in {graded['seconds']:.0f} s; slowest {slowest.name} "
+    from autograder.limits import Limits
+    bound = Limits.for_timeout().student_seconds
+    assert slowest.seconds < bound, f"{slowest.name} took {slowest.seconds:.0f} s, past the deadline ({bound} s)"
+    print(f"{len(graded['graded'])} honest habits in {seconds:.0f} s of grading; slowest {slowest.name} "
           f"({slowest.seconds:.0f} s)")

@@ -8,11 +8,9 @@ Where a grade cell was damaged, the student must be told it was repaired.
 """
 import html
 import json
-import multiprocessing
 import re
 import time
 import warnings
-from concurrent import futures
 
 import nbformat
 import pytest
@@ -23,13 +21,13 @@ from autograder.instructor.grade import grade_class
 from autograder.instructor.reference import reference
 from autograder.instructor.staging import MAX_NOTEBOOK_BYTES
 from autograder.items import ASSIGNMENT
+from tests.corpus import SAVED
 from tests.submissions import (CopyCell, DropCellIds, LineEndings, TabIndent, VARIANTS, find_cell, judge,
-                               make_submission, names, write_class)
-from tests.submissions.honest import HONEST
+                               make_submission, write_class)
 from tests.submissions.realistic import needs_repair, structural
 
 pytestmark = pytest.mark.slow
-REALISTIC = [n for n in names("realistic") if n not in {v.name for v in HONEST}]  # honest habits: tests/integration/test_honest_habits.py
+REALISTIC = SAVED  # the realistic variants but the honest habits (tests/integration/test_honest_habits.py)
 STRUCTURAL = [n for n in REALISTIC if structural(n)]
 REPAIR_WORD = "repaired"  # what the grader's reason or report says when it restored nbgrader's cells
 
@@ -38,11 +36,10 @@ def edits_of(name, kind) -> list:
     return [e for e in VARIANTS[name].edits if isinstance(e, kind)]
 
 
-@pytest.fixture(scope="module")
-def saved(tmp_path_factory) -> dict:
-    """variant -> the path of its notebook, saved as a student's Jupyter saves it."""
-    folder = tmp_path_factory.mktemp("realistic")
-    return dict(zip(REALISTIC, write_class(folder, REALISTIC)))
+@pytest.fixture
+def saved(saved_realistic) -> dict:
+    """variant -> the path of its notebook, saved as a student's Jupyter saves it (tests/corpus.py)."""
+    return saved_realistic
 
 
 def detail(name, status, reason, scores, reports=None) -> str:
@@ -123,23 +120,12 @@ def test_the_first_try_of_a_duplicated_solution_would_lose_points(saved):
     assert result.items["master_weights"].score < 2
 
 
-def grade_saved(path) -> tuple:
-    """In a grading process: (status, reason, scores, reports) of one saved notebook, graded directly."""
-    result = grade_notebook(read_notebook(path), reference=reference())
-    return (result.status, result.reason, {i: r.score for i, r in result.items.items()},
-            {i: result.report(i) for i in result.items})
-
-
-@pytest.fixture(scope="module")
-def graded_directly(saved) -> dict:
-    """Every realistic notebook graded once with grade_notebook, two grading processes at a time (the machine's
-    cores), as tests/integration/test_submissions.py grades its corpus."""
-    pool = futures.ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn"))
-    try:
-        running = {name: pool.submit(grade_saved, saved[name]) for name in REALISTIC}
-        return {name: future.result(timeout=900) for name, future in running.items()}
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+@pytest.fixture
+def graded_directly(graded_corpus) -> dict:
+    """Every realistic notebook graded once, from its saved file, with grade_notebook and the rest of the corpus
+    (tests/corpus.py): variant -> (status, reason, scores, reports)."""
+    return {name: (g.status, g.reason, g.scores, g.reports)
+            for name, g in graded_corpus["graded"].items() if name in REALISTIC}
 
 
 @pytest.mark.parametrize("name", REALISTIC)

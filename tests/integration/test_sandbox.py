@@ -17,7 +17,7 @@ from autograder.instructor.reference import reference
 from autograder.sandbox import WEAK_ISOLATION, have_bwrap, sandbox_uid
 from tests.submissions import ROOT, judge, make_submission, write_class
 from tests.submissions.hostile_guard import PLANTERS
-from tests.integration.test_submissions import processes_of
+from tests.corpus import processes_of
 
 pytestmark = pytest.mark.slow
 needs_bwrap = pytest.mark.skipif(not have_bwrap(), reason="bubblewrap is not installed")

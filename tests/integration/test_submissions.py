@@ -6,145 +6,27 @@ for the other exercises' code); every correct
 alternative keeps full marks; every hostile one is contained: no more than its honest code earns,
 no file written outside, no connection made, no process or cgroup left, in bounded time.
 
-The corpus is graded once, by two grading processes at a time, as `python -m autograder grade
---jobs 2` would: each process keeps one sandbox and reuses it for submission after submission,
-so a submission that leaves something behind would hurt the next one here.
+The corpus is graded once for the run (tests/corpus.py), by one grading process per core, as `python -m
+autograder grade --jobs N` would: each process keeps one sandbox and reuses it for submission after
+submission, so a submission that leaves something behind would hurt the next one here.
 """
-import concurrent.futures as futures
-import multiprocessing
-import os
-import socket
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from tests.corpus import JOBS, processes_of
 from tests.submissions import VARIANTS, judge, names
 from tests.submissions.hostile import NETWORK_PORT, OUTSIDE_PATHS
 from tests.submissions.unseen import names_cause
 
 pytestmark = pytest.mark.slow
-JOBS = 2
-DEADLINE = 1800  # seconds for the whole corpus (about 190 variants): a hang fails the tests instead of stalling them
 
 
-@dataclass
-class Graded:
-    name: str
-    status: str
-    reason: str
-    scores: dict
-    messages: dict        # item -> [(check title, message)] of the failed checks
-    seconds: float
-    worker: int           # pid of the grading process
-    left_behind: list = field(default_factory=list)  # sandbox processes alive after grading, zygotes aside
-    review: dict = field(default_factory=dict)  # item -> tamper flags, for the items set aside for review
-
-
-def processes_of(uid) -> dict:
-    """pid -> (pid inside its PID namespace, cmdline) of the processes whose real uid is `uid`."""
-    found = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = dict(line.split(":", 1) for line in (entry / "status").read_text().splitlines() if ":" in line)
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        except (OSError, ValueError):
-            continue
-        if int(fields["Uid"].split()[0]) == uid:
-            found[int(entry.name)] = (int(fields.get("NSpid", entry.name).split()[-1]), cmd)
-    return found
-
-
-def grade_one(name: str) -> Graded:
-    """In a grading process: grade one variant, then look for anything it left in the sandbox."""
-    from autograder.grading import grade_notebook
-    from autograder.instructor.reference import reference
-    from autograder.limits import Limits
-    from autograder.sandbox import sandbox_uid
-    from tests.submissions import make_submission
-
-    started = time.monotonic()
-    result = grade_notebook(make_submission(name), limits=Limits.for_timeout(**VARIANTS[name].limits), reference=reference())
-    seconds = time.monotonic() - started
-    left = []
-    uid = sandbox_uid()
-    if uid is not None:
-        # the zygote that waits for the next submission is PID 2 of its sandbox (bubblewrap is PID 1)
-        left = [f"{pid}: {cmd}" for pid, (inner, cmd) in processes_of(uid).items() if inner != 2]
-    messages = {i: [(o.name, o.message) for o in r.outcomes if not o.passed] for i, r in result.items.items()}
-    return Graded(name, result.status, result.reason, {i: r.score for i, r in result.items.items()},
-                  messages, seconds, os.getpid(), left, result.review)
-
-
-class Listener(threading.Thread):
-    """A TCP server on the grading machine that answers "b" and records every connection."""
-
-    def __init__(self, port: int):
-        super().__init__(daemon=True)
-        self.connections = []
-        self.server = socket.socket()
-        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self.server.bind(("0.0.0.0", port))
-            self.server.listen()
-            self.listening = True
-        except OSError:
-            self.listening = False
-        self.server.settimeout(0.2)
-        self.stop = False
-        self.start()
-
-    def run(self):
-        while not self.stop and self.listening:
-            try:
-                conn, address = self.server.accept()
-            except OSError:
-                continue
-            self.connections.append(address)
-            try:
-                conn.sendall(b"b")
-            finally:
-                conn.close()
-
-    def close(self):
-        self.stop = True
-        self.join(timeout=2)
-        self.server.close()
-
-
-def order(all_names):
-    """Slow hostile variants first, so that the two grading processes finish together."""
-    return sorted(all_names, key=lambda n: (not VARIANTS[n].limits, VARIANTS[n].kind != "hostile"))
-
-
-@pytest.fixture(scope="module")
-def corpus():
-    for path in OUTSIDE_PATHS:
-        Path(path).unlink(missing_ok=True)
-    listener = Listener(NETWORK_PORT)
-    context = multiprocessing.get_context("spawn")
-    pool = futures.ProcessPoolExecutor(max_workers=JOBS, mp_context=context)
-    started = time.monotonic()
-    try:
-        graded_here = [n for n in names() if VARIANTS[n].kind != "realistic"]  # those: tests/integration/test_realistic.py
-        running = {pool.submit(grade_one, name): name for name in order(graded_here)}
-        done, pending = futures.wait(running, timeout=DEADLINE)
-        if pending:
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.kill()
-            pytest.fail(f"grading did not finish in {DEADLINE} s; still running: "
-                        f"{sorted(running[f] for f in pending)[:10]}")
-        graded = {running[f]: f.result() for f in done}
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        listener.close()
-    seconds = time.monotonic() - started
-    workers = {g.worker for g in graded.values()}
-    yield {"graded": graded, "seconds": seconds, "workers": workers, "listener": listener}
+@pytest.fixture
+def corpus(graded_corpus):
+    """The whole corpus, graded once for the run (tests/corpus.py)."""
+    return graded_corpus
 
 
 def scores_of(corpus, name):

@@ -1105,7 +1105,7 @@ assert len(UNSEEN_BY_NAME) == len(UNSEEN), "two unseen variants share a name"
 # ---- grading them once ----
 
 def grade_unseen(name: str) -> dict:
-    """In a grading process: grade one held-out variant as tests/integration/test_submissions.py's grade_one does."""
+    """In a grading process: grade one held-out variant as tests/corpus.py's grade_variant does."""
     from autograder.grading import grade_notebook
     from autograder.instructor.reference import reference
     from autograder.limits import Limits

@@ -1,0 +1,160 @@
+"""The whole corpus of submissions (tests/submissions), graded once for the run (a plugin of tests/conftest.py).
+
+`graded_corpus` grades every variant once, with as many grading processes as the machine has cores, as
+`python -m autograder grade --jobs N` would: each process keeps one sandbox and reuses it for submission
+after submission, so a submission that leaves something behind would hurt the next one. The realistic
+variants are graded from their notebooks as a student's Jupyter saves them (`saved_realistic`), the rest
+from the notebook node. tests/integration/test_submissions.py, test_realistic.py and test_honest_habits.py
+hold each variant to what its kind promises; under pytest-xdist they run in one group (conftest.py), so the
+corpus is graded on one worker only.
+"""
+import concurrent.futures as futures
+import multiprocessing
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.submissions import VARIANTS, names, write_class
+from tests.submissions.hostile import NETWORK_PORT, OUTSIDE_PATHS
+from tests.submissions.honest import HONEST
+
+JOBS = os.cpu_count() or 2
+DEADLINE = 2700  # seconds for the whole corpus (about 270 variants): a hang fails the tests instead of stalling them
+HABITS = [v.name for v in HONEST]
+# realistic variants graded from their saved notebooks (the honest habits are realistic too, graded from the node)
+SAVED = [n for n in names("realistic") if n not in set(HABITS)]
+
+
+@dataclass
+class Graded:
+    name: str
+    status: str
+    reason: str
+    scores: dict
+    messages: dict        # item -> [(check title, message)] of the failed checks
+    reports: dict         # item -> the item's report, as the student reads it
+    seconds: float
+    worker: int           # pid of the grading process
+    left_behind: list = field(default_factory=list)  # sandbox processes alive after grading, zygotes aside
+    review: dict = field(default_factory=dict)  # item -> tamper flags, for the items set aside for review
+
+
+def processes_of(uid) -> dict:
+    """pid -> (pid inside its PID namespace, cmdline) of the processes whose real uid is `uid`."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = dict(line.split(":", 1) for line in (entry / "status").read_text().splitlines() if ":" in line)
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except (OSError, ValueError):
+            continue
+        if int(fields["Uid"].split()[0]) == uid:
+            found[int(entry.name)] = (int(fields.get("NSpid", entry.name).split()[-1]), cmd)
+    return found
+
+
+def grade_variant(name: str, path: str = None) -> Graded:
+    """In a grading process: grade one variant (from its saved notebook at `path`, if given), then look for
+    anything it left in the sandbox."""
+    from autograder.cells import read_notebook
+    from autograder.grading import grade_notebook
+    from autograder.instructor.reference import reference
+    from autograder.limits import Limits
+    from autograder.sandbox import sandbox_uid
+    from tests.submissions import make_submission
+
+    started = time.monotonic()
+    nb = read_notebook(path) if path else make_submission(name)
+    result = grade_notebook(nb, limits=Limits.for_timeout(**VARIANTS[name].limits), reference=reference())
+    seconds = time.monotonic() - started
+    left = []
+    uid = sandbox_uid()
+    if uid is not None:
+        # the zygote that waits for the next submission is PID 2 of its sandbox (bubblewrap is PID 1)
+        left = [f"{pid}: {cmd}" for pid, (inner, cmd) in processes_of(uid).items() if inner != 2]
+    messages = {i: [(o.name, o.message) for o in r.outcomes if not o.passed] for i, r in result.items.items()}
+    return Graded(name, result.status, result.reason, {i: r.score for i, r in result.items.items()},
+                  messages, {i: result.report(i) for i in result.items}, seconds, os.getpid(), left, result.review)
+
+
+class Listener(threading.Thread):
+    """A TCP server on the grading machine that answers "b" and records every connection."""
+
+    def __init__(self, port: int):
+        super().__init__(daemon=True)
+        self.connections = []
+        self.server = socket.socket()
+        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self.server.bind(("0.0.0.0", port))
+            self.server.listen()
+            self.listening = True
+        except OSError:
+            self.listening = False
+        self.server.settimeout(0.2)
+        self.stop = False
+        self.start()
+
+    def run(self):
+        while not self.stop and self.listening:
+            try:
+                conn, address = self.server.accept()
+            except OSError:
+                continue
+            self.connections.append(address)
+            try:
+                conn.sendall(b"b")
+            finally:
+                conn.close()
+
+    def close(self):
+        self.stop = True
+        self.join(timeout=2)
+        self.server.close()
+
+
+def order(all_names):
+    """Slow variants first (those with limits of their own, then the hostile ones), so that the grading
+    processes finish together."""
+    return sorted(all_names, key=lambda n: (not VARIANTS[n].limits, VARIANTS[n].kind != "hostile"))
+
+
+@pytest.fixture(scope="session")
+def saved_realistic(tmp_path_factory) -> dict:
+    """realistic variant -> the path of its notebook, saved as a student's Jupyter saves it."""
+    folder = tmp_path_factory.mktemp("realistic")
+    return dict(zip(SAVED, write_class(folder, SAVED)))
+
+
+@pytest.fixture(scope="session")
+def graded_corpus(saved_realistic) -> dict:
+    """{"graded": {variant: Graded}, "seconds", "workers" (pids of the grading processes), "listener"}."""
+    for path in OUTSIDE_PATHS:
+        Path(path).unlink(missing_ok=True)
+    listener = Listener(NETWORK_PORT)
+    pool = futures.ProcessPoolExecutor(max_workers=JOBS, mp_context=multiprocessing.get_context("spawn"))
+    started = time.monotonic()
+    try:
+        running = {pool.submit(grade_variant, name, str(saved_realistic[name]) if name in saved_realistic else None):
+                   name for name in order(names())}
+        done, pending = futures.wait(running, timeout=DEADLINE)
+        if pending:
+            for process in list(getattr(pool, "_processes", {}).values()):
+                process.kill()
+            pytest.fail(f"grading did not finish in {DEADLINE} s; still running: "
+                        f"{sorted(running[f] for f in pending)[:10]}")
+        graded = {running[f]: f.result() for f in done}
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        listener.close()
+    seconds = time.monotonic() - started
+    print(f"graded {len(graded)} submissions in {seconds:.0f} s with {JOBS} processes")
+    yield {"graded": graded, "seconds": seconds, "workers": {g.worker for g in graded.values()},
+           "listener": listener}
