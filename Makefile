@@ -22,6 +22,9 @@ NO_FORMGRADER := --ServerApp.jpserver_extensions="{'nbgrader.server_extensions.f
 # Extra pytest arguments for `make test`, e.g. PYTEST_ARGS='-m "not browser"' (`make test-fast` takes them
 # too, after its own -m, so an -m there replaces its selection)
 PYTEST_ARGS ?=
+# One pytest-xdist worker per core; tests/conftest.py keeps each module on one worker, and the modules that share
+# a session fixture (the graded corpus, the wheel) on the same one. XDIST= runs everything in one process.
+XDIST ?= -n auto --dist loadgroup
 
 .PHONY: setup lesson lint test test-fast release benchmarks clean
 
@@ -42,11 +45,11 @@ lint: setup
 	$(VENV)/bin/ruff check .
 
 test: setup
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
 
 # the unit tests and the integration tests that take seconds: what a change should pass before `make test`
 test-fast: setup
-	$(PY) -m pytest -m "not slow and not browser and not postgres" $(PYTEST_ARGS)
+	$(PY) -m pytest $(XDIST) -m "not slow and not browser and not postgres" $(PYTEST_ARGS)
 
 release: setup
 	$(PY) -m autograder release

@@ -5,11 +5,31 @@ tests/system_packages.py gets one line when some of its tests were skipped and i
 """
 from collections import Counter
 
+import pytest
+
 from tests.system_packages import SYSTEM_PACKAGES
 
 pytest_plugins = ["tests.wheel", "tests.corpus"]  # the wheel and a student venv, and the graded corpus: once per run
 
+# Under pytest-xdist (`make test`: -n auto --dist loadgroup) each module runs whole on one worker, so that its
+# module fixtures are built once; modules that use one of these session fixtures share that fixture's worker.
+SHARED_FIXTURES = {"graded_corpus": "corpus", "saved_realistic": "corpus", "dist": "wheel", "student_venv": "wheel"}
+
 _skipped = Counter()  # group -> tests of that group skipped in this run
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    group = {}  # module -> its xdist group
+    for item in items:
+        shared = [SHARED_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in SHARED_FIXTURES]
+        if shared or item.module.__name__ not in group:
+            group[item.module.__name__] = shared[0] if shared else item.module.__name__
+    for item in items:
+        if not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(group[item.module.__name__]))
 
 
 def pytest_runtest_logreport(report):
