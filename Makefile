@@ -22,9 +22,9 @@ NO_FORMGRADER := --ServerApp.jpserver_extensions="{'nbgrader.server_extensions.f
 # Extra pytest arguments for `make test`, e.g. PYTEST_ARGS='-m "not browser"' (`make test-fast` takes them
 # too, after its own -m, so an -m there replaces its selection)
 PYTEST_ARGS ?=
-# One pytest-xdist worker per core; tests/conftest.py keeps each module on one worker, and the modules that share
+# One pytest-xdist worker per core, each module whole on one worker; tests/conftest.py puts the modules that share
 # a session fixture (the graded corpus, the wheel) on the same one. XDIST= runs everything in one process.
-XDIST ?= -n auto --dist loadgroup
+XDIST ?= -n auto --dist loadfile
 
 .PHONY: setup lesson lint test test-fast release benchmarks clean
 

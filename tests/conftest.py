@@ -11,25 +11,42 @@ from tests.system_packages import SYSTEM_PACKAGES
 
 pytest_plugins = ["tests.wheel", "tests.corpus"]  # the wheel and a student venv, and the graded corpus: once per run
 
-# Under pytest-xdist (`make test`: -n auto --dist loadgroup) each module runs whole on one worker, so that its
-# module fixtures are built once; modules that use one of these session fixtures share that fixture's worker.
-SHARED_FIXTURES = {"graded_corpus": "corpus", "saved_realistic": "corpus", "dist": "wheel", "student_venv": "wheel"}
+# Under pytest-xdist (`make test`: -n auto --dist loadfile) each module runs whole on one worker, so that its module
+# fixtures are built once, and the modules that use one of these session fixtures run on one worker together, so
+# that the fixture is built once: the graded corpus (tests/corpus.py), the wheel and a student venv (tests/wheel.py).
+# pytest_collection_modifyitems holds the table to the fixtures the tests use.
+SHARED = {"corpus": ({"graded_corpus", "saved_realistic"},
+                     ("tests/integration/test_submissions.py", "tests/integration/test_realistic.py",
+                      "tests/integration/test_honest_habits.py")),
+          "wheel": ({"dist", "student_venv"},
+                    ("tests/integration/test_wheel.py", "tests/browser/test_first_run.py"))}
+WORKER_GROUP = {module: group for group, (_, modules) in SHARED.items() for module in modules}
 
 _skipped = Counter()  # group -> tests of that group skipped in this run
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
-def pytest_collection_modifyitems(config, items):
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    group = {}  # module -> its xdist group
-    for item in items:
-        shared = [SHARED_FIXTURES[f] for f in getattr(item, "fixturenames", ()) if f in SHARED_FIXTURES]
-        if shared or item.module.__name__ not in group:
-            group[item.module.__name__] = shared[0] if shared else item.module.__name__
-    for item in items:
-        if not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(group[item.module.__name__]))
+def pytest_collection_modifyitems(items):
+    misplaced = sorted({f"{item.nodeid.split('::')[0]} uses {sorted(fixtures & set(item.fixturenames))} "
+                        f"but is not in SHARED[{group!r}]"
+                        for item in items for group, (fixtures, modules) in SHARED.items()
+                        if fixtures & set(getattr(item, "fixturenames", ())) and item.nodeid.split("::")[0] not in modules})
+    if misplaced:
+        raise pytest.UsageError("tests/conftest.py: " + "; ".join(misplaced))
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own choice
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadfile, with the modules of one SHARED group in one work unit."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedFixtureScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = super()._split_scope(nodeid)
+            return WORKER_GROUP.get(module, module)
+
+    return SharedFixtureScheduling(config, log)
 
 
 def pytest_runtest_logreport(report):
