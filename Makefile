@@ -22,9 +22,6 @@ NO_FORMGRADER := --ServerApp.jpserver_extensions="{'nbgrader.server_extensions.f
 # Extra pytest arguments for `make test`, e.g. PYTEST_ARGS='-m "not browser"' (`make test-fast` takes them
 # too, after its own -m, so an -m there replaces its selection)
 PYTEST_ARGS ?=
-# One pytest-xdist worker per core, each module whole on one worker; tests/conftest.py puts the modules that share
-# a session fixture (the graded corpus, the wheel) on the same one. XDIST= runs everything in one process.
-XDIST ?= -n auto --dist loadfile
 
 .PHONY: setup lesson lint test test-fast release benchmarks clean
 
@@ -45,11 +42,11 @@ lint: setup
 	$(VENV)/bin/ruff check .
 
 test: setup
-	$(PY) -m pytest $(XDIST) $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_ARGS)
 
 # the unit tests and the integration tests that take seconds: what a change should pass before `make test`
 test-fast: setup
-	$(PY) -m pytest $(XDIST) -m "not slow and not browser and not postgres" $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not slow and not browser and not postgres" $(PYTEST_ARGS)
 
 release: setup
 	$(PY) -m autograder release
