@@ -5,8 +5,7 @@
 after submission, so a submission that leaves something behind would hurt the next one. The realistic
 variants are graded from their notebooks as a student's Jupyter saves them (`saved_realistic`), the rest
 from the notebook node. tests/integration/test_submissions.py, test_realistic.py and test_honest_habits.py
-hold each variant to what its kind promises; under pytest-xdist they run in one group (conftest.py), so the
-corpus is graded on one worker only.
+hold each variant to what its kind promises.
 """
 import concurrent.futures as futures
 import multiprocessing
