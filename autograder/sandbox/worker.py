@@ -17,6 +17,7 @@ cells as a kernel runs them), cleanup, standins (the reference's code for other 
 hook) and child (the request loop). It decides nothing: the grader loads each answer with
 weights_only=True and judges it.
 """
+import gc
 import json
 import os
 import signal
@@ -88,6 +89,10 @@ def zygote(probe_paths: list, guard_path: str, lib: str):
     if isolated:  # what warming up wrote (matplotlib's cache) is not there for the first submission either
         for folder in parts.cleanup.WRITABLE:
             parts.cleanup.empty(folder, keep)
+    # what the zygote holds now (torch, the preloaded libraries: about a million objects) no child's garbage
+    # collector visits: each full collection in a child would otherwise walk all of it (0.2 s a time) and
+    # write to every object's header, copying the zygote's pages into the child (Python's gc.freeze advice)
+    gc.freeze()
     sock = socket.socket(fileno=int(os.environ.pop("LESSON20_ZYGOTE_FD")))
     parts.process.set_dumpable(False)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the grader ends us with SIGKILL, when it wants to
