@@ -19,13 +19,12 @@ README, "How a submission is graded", follows a submission through this module. 
 commands and formgrader. Importing this module
 does not import torch: the grading step imports the sandbox when it first runs.
 """
+import gc
 import logging
 import time
 import warnings
 from pathlib import Path
 
-from jinja2 import MemcachedBytecodeCache
-from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme,
                                     ClearOutput, ComputeChecksums, DeduplicateIds, IgnorePattern, IncludeHeaderFooter,
@@ -34,6 +33,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 
 from ..items import ASSIGNMENT
 from ..text import NO_RESULTS, autograde_refused, clip, gradebook_error, no_feedback
+from .feedback_page import FeedbackPage
 from .gradebook import NOT_IN_SESSION, zero_submission
 from .preprocessor import GradeOutOfProcess
 from .stubs import ClearSolutionsNamed
@@ -64,27 +64,6 @@ SANITIZE = [RepairStructure, SanitizeHtml, ClearOutput, DeduplicateIds, Overwrit
 # SaveAutoGrades, whose flags it overrides; the order is nbgrader's own otherwise.
 AUTOGRADE = [GradeOutOfProcess, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, FlagForReview,
              AssignLatePenalties, CheckCellMetadata]
-
-
-class _Kept(dict):
-    """jinja2's MemcachedBytecodeCache stores through a client's get and set: here, a dict kept for the life of
-    the grading process."""
-
-    def set(self, key, value, timeout=None):
-        self[key] = value
-
-
-class FeedbackPage(HTMLExporter):
-    """nbconvert's HTML exporter, as GenerateFeedback uses it for the feedback page, except that its templates
-    are compiled once per grading process rather than once per student (jinja2's bytecode cache, keyed by
-    each template's name and checked against its source): the page is the same."""
-
-    compiled = MemcachedBytecodeCache(_Kept(), prefix="lesson20/")
-
-    def _create_environment(self):
-        environment = super()._create_environment()
-        environment.bytecode_cache = self.compiled
-        return environment
 
 
 DB_ERRORS = ("sqlalchemy", "psycopg", "InvalidEntry", "database is locked", "OperationalError")
@@ -120,6 +99,7 @@ def warm_up(limits):
     reference()
     if have_bwrap():  # without bubblewrap each submission starts a fresh sandbox: nothing to keep warm
         shared_zygote(limits, True)
+    gc.freeze()  # what is loaded by now lives as long as the process: no collection walks it again
 
 
 def grade_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> StudentRecord:

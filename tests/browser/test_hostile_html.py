@@ -114,3 +114,38 @@ def test_forged_notes_reach_no_report_and_the_reason_is_bounded(graded_hostile):
     autograded = (graded_hostile / "autograded" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text()
     assert FORGED_NOTE not in autograded  # nor in any check's report, which the test cells' outputs hold
     assert not re.search(r"<img[^>]*onerror", feedback, re.IGNORECASE)
+
+
+# every element as the browser built it: its tag and attributes (a class as its list of names, as CSS reads it:
+# nbconvert's parse and write-out drops the template's stray spaces there), and the text the page shows
+SHOWN = """() => ({text: document.body.innerText, images: document.images.length,
+    elements: [...document.querySelectorAll('*')].map(e => [e.tagName, ...[...e.attributes].map(
+        a => a.name + '=' + (a.name === 'class' ? [...e.classList].join(' ') : a.value)).sort()].join(' '))})"""
+
+
+def nbconverts_own_page(out, folder):
+    """The student's feedback page as nbgrader's GenerateFeedback makes it with nbconvert's own HTMLExporter."""
+    from nbconvert.exporters import HTMLExporter
+    from nbgrader.converters import GenerateFeedback
+
+    from autograder.instructor.course import nbgrader_config
+    from autograder.instructor.pipeline import run_converter
+    from autograder.limits import Limits
+    cfg = nbgrader_config(out, f"sqlite:///{out / 'gradebook.db'}", Limits())
+    cfg.CourseDirectory.feedback_directory = str(folder)
+    cfg.GenerateFeedback.exporter_class = HTMLExporter
+    assert run_converter(cfg, STUDENT, GenerateFeedback) == ""
+    return folder / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.html"
+
+
+def test_the_feedback_page_shows_what_nbconverts_own_shows(page, graded_hostile, tmp_path):
+    ours = graded_hostile / "feedback" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    theirs = nbconverts_own_page(graded_hostile, tmp_path / "nbconvert")
+    assert ours.read_bytes() != theirs.read_bytes()  # written by the template, not again from a parsed tree
+    shown = []
+    for path in (ours, theirs):
+        page.goto(path.as_uri())
+        shown.append(page.evaluate(SHOWN))
+    assert shown[0]["images"] > 0 and SHOWN_TEXT[0] in shown[0]["text"]
+    assert shown[0]["text"] == shown[1]["text"]
+    assert shown[0]["elements"] == shown[1]["elements"]

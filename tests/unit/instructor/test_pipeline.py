@@ -36,20 +36,3 @@ def test_configure_installs_steps_nbgrader_can_build():
 def test_gradebook_errors_are_told_from_the_submissions():
     assert pipeline.is_db_error("sqlalchemy.exc.OperationalError: database is locked")
     assert not pipeline.is_db_error("CellInvalidMetadata: cell 3") and not pipeline.is_db_error("")
-
-
-def test_the_feedback_page_is_nbconverts_with_its_templates_compiled_once(monkeypatch):
-    import nbformat
-    from jinja2 import Environment
-    from nbconvert.exporters import HTMLExporter
-
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title\n\n*some* text"),
-                                         nbformat.v4.new_code_cell("x = 1  # a comment")])
-    expected, _ = HTMLExporter().from_notebook_node(nb)
-    first, _ = pipeline.FeedbackPage().from_notebook_node(nb)
-    compiled = []
-    original = Environment.compile
-    monkeypatch.setattr(Environment, "compile", lambda self, *a, **k: compiled.append(a) or original(self, *a, **k))
-    second, _ = pipeline.FeedbackPage().from_notebook_node(nb)  # a new exporter, as for the next student
-    assert first == expected == second
-    assert not compiled, "the second page compiled its templates again"

@@ -1,0 +1,135 @@
+"""The feedback page's exporter: nbconvert's HTMLExporter, as nbgrader's GenerateFeedback uses it, made cheaper
+in two ways that leave what a browser shows the same.
+
+1. Its templates are compiled once per grading process rather than once per student (jinja2's bytecode
+   cache, keyed by each template's name and checked against its source).
+2. nbconvert's last step parses the whole page again with BeautifulSoup, only to give every image without an
+   alt text nbconvert's placeholder and to make each cell's input and outputs focusable (tabindex="0") inside a
+   `.jp-Notebook`; it then writes the page out again from the parsed tree (60% of the page's time, for a
+   page of 0.4 MB). Here `accessible` adds the same attributes to the same start tags as it scans the page
+   with the standard library's HTML tokenizer (the one BeautifulSoup's "html.parser" uses), and leaves every
+   other byte of the page as the template wrote it: the sanitized cells (sanitize.py) are not parsed and
+   written out again, so no re-serialization can change what they mean.
+
+tests/browser/test_hostile_html.py opens this page and nbconvert's own side by side and compares what
+they show: every element's visible text and attributes.
+"""
+from html import escape
+from html.parser import HTMLParser
+
+from jinja2 import MemcachedBytecodeCache
+from nbconvert.exporters import HTMLExporter, TemplateExporter
+from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+
+NO_ALT = "No description has been provided for this image"  # nbconvert's own placeholder
+FOCUSABLE = ("jp-Cell-inputWrapper", "jp-OutputArea-output")  # div classes nbconvert makes focusable
+NOTEBOOK = "jp-Notebook"
+VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
+
+
+class _Kept(dict):
+    """jinja2's MemcachedBytecodeCache stores through a client's get and set: here, a dict kept for the life of
+    the grading process."""
+
+    def set(self, key, value, timeout=None):
+        self[key] = value
+
+
+class _Attributes(HTMLParser):
+    """Finds the start tags that nbconvert's BeautifulSoup pass gives an attribute: where each one's `>` is,
+    and what goes before it."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=False)  # character references are left to the page, as written
+        self.open = []         # the open elements: (tag, whether it is a .jp-Notebook)
+        self.notebooks = 0     # how many of them are
+        self.inserts = []      # (line, column of the tag's start, its text, what goes in, whether in its place)
+
+    def handle_starttag(self, tag, attrs):
+        self._start(tag, attrs)
+        if tag not in VOID:
+            notebook = NOTEBOOK in _classes(attrs)
+            self.open.append((tag, notebook))
+            self.notebooks += notebook
+
+    def handle_startendtag(self, tag, attrs):
+        self._start(tag, attrs)
+
+    def handle_endtag(self, tag):
+        for depth in range(len(self.open) - 1, -1, -1):  # as html.parser's tree builder: close up to its match
+            if self.open[depth][0] == tag:
+                self.notebooks -= sum(notebook for _, notebook in self.open[depth:])
+                del self.open[depth:]
+                return
+
+    def _start(self, tag, attrs):
+        names = {name for name, _ in attrs}
+        text = self.get_starttag_text()
+        if tag == "img" and "alt" not in names:
+            self.inserts.append((*self.getpos(), text, f' alt="{NO_ALT}"', False))
+        elif tag == "div" and self.notebooks and any(c in _classes(attrs) for c in FOCUSABLE):
+            if "tabindex" not in names:
+                self.inserts.append((*self.getpos(), text, ' tabindex="0"', False))
+            elif any(name == "tabindex" and value != "0" for name, value in attrs):  # nbconvert sets it to 0
+                kept = [(name, value) for name, value in attrs if name != "tabindex"] + [("tabindex", "0")]
+                self.inserts.append((*self.getpos(), text, _start_tag(tag, kept), True))
+
+
+def _start_tag(tag: str, attrs) -> str:
+    """A start tag written out from its parsed attributes (each value quoted and escaped)."""
+    return f"<{tag}" + "".join(f' {name}="{escape(value or "")}"' for name, value in attrs) + ">"
+
+
+def _classes(attrs) -> list:
+    return " ".join(value or "" for name, value in attrs if name == "class").split()
+
+
+def accessible(html: str) -> str:
+    """The page with an alt text on every image that has none, and tabindex="0" on each cell's input and output
+    inside a .jp-Notebook, as nbconvert's HTMLExporter adds them; every other byte as it was."""
+    scan = _Attributes()
+    scan.feed(html)
+    scan.close()
+    if not scan.inserts:
+        return html
+    starts = [0]  # where each line begins: the tokenizer reports (line, column)
+    position = html.find("\n")
+    while position != -1:
+        starts.append(position + 1)
+        position = html.find("\n", position + 1)
+    pieces, done = [], 0
+    for line, column, text, added, whole in scan.inserts:
+        start = starts[line - 1] + column
+        if whole:  # the tag written out again, in place of the one there
+            pieces += [html[done:start], added]
+            done = start + len(text)
+            continue
+        end = start + len(text) - (2 if text.endswith("/>") else 1)  # before the tag's closing "/>" or ">"
+        pieces += [html[done:end], added]
+        done = end
+    pieces.append(html[done:])
+    return "".join(pieces)
+
+
+class FeedbackPage(HTMLExporter):
+    """The exporter GenerateFeedback uses for the feedback page (pipeline.configure)."""
+
+    compiled = MemcachedBytecodeCache(_Kept(), prefix="lesson20/")
+
+    def _create_environment(self):
+        environment = super()._create_environment()
+        environment.bytecode_cache = self.compiled
+        return environment
+
+    def from_notebook_node(self, nb, resources=None, **kw):
+        """HTMLExporter.from_notebook_node (nbconvert 7), with `accessible` in place of its BeautifulSoup pass."""
+        langinfo = nb.metadata.get("language_info", {})
+        lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))
+        highlight_code = self.filters.get("highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self))
+        resources = self._init_resources(resources)
+        filter_data_type = WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self, resources=resources)
+        self.register_filter("highlight_code", highlight_code)
+        self.register_filter("filter_data_type", filter_data_type)
+        html, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
+        return accessible(html), resources

@@ -1,0 +1,61 @@
+"""The feedback page against nbconvert's own: what each element shows and carries is the same, the attributes
+nbconvert's BeautifulSoup pass adds (alt texts, tabindex) included, and its templates compile once."""
+import nbformat
+import pytest
+from bs4 import BeautifulSoup
+from nbconvert.exporters import HTMLExporter
+
+from autograder.instructor import feedback_page
+from autograder.instructor.feedback_page import NO_ALT, FeedbackPage, accessible
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+HTML_OUTPUT = ('<div class="jp-Notebook"><div class="jp-OutputArea-output" tabindex="-1">x</div>'
+               '<img src="a.png"><img alt="" src="b.png"/><div title="<img src=c.png>">t</div></div>'
+               "<script>var s = '<img src=d.png>';</script><!-- <img src=e.png> -->")
+
+
+def notebook():
+    image = {"output_type": "display_data", "metadata": {}, "data": {"image/png": PNG, "text/plain": "<Figure>"}}
+    html = {"output_type": "display_data", "metadata": {}, "data": {"text/html": HTML_OUTPUT, "text/plain": "x"}}
+    cells = [nbformat.v4.new_markdown_cell("# Title\n\n*some* text ![a plot](p.png) <img src='q.png'>"),
+             nbformat.v4.new_code_cell("x = 1  # a comment < 2", outputs=[image, html]),
+             nbformat.v4.new_code_cell("print('é &amp; <b>')", outputs=[nbformat.v4.new_output(
+                 "stream", name="stdout", text="é &amp; <b>\n")])]
+    return nbformat.v4.new_notebook(cells=cells)
+
+
+def shown(page: str) -> list:
+    """Every element of the page, parsed: its name, its attributes and its own text."""
+    soup = BeautifulSoup(page, features="html.parser")
+    return [(e.name, {k: " ".join(v) if isinstance(v, list) else v for k, v in e.attrs.items()},
+             "".join(e.find_all(string=True, recursive=False)).strip()) for e in soup.find_all(True)]
+
+
+@pytest.mark.parametrize("template", ["lab", "classic"])
+def test_the_page_shows_what_nbconverts_shows(template):
+    nb = notebook()
+    expected, _ = HTMLExporter(template_name=template).from_notebook_node(nb)
+    page, _ = FeedbackPage(template_name=template).from_notebook_node(nb)
+    assert shown(page) == shown(expected)
+    assert page != expected  # the page was not written out again from a parsed tree
+
+
+def test_alt_texts_and_tabindex_go_where_nbconvert_puts_them():
+    page = accessible("<main class='jp-Notebook'><div class='jp-Cell-inputWrapper'>a</div>"
+                      "<div class='jp-OutputArea-output' tabindex='-1'>b</div><img src=x><br/><img alt=y src=z /></main>"
+                      "<div class='jp-Cell-inputWrapper'>outside</div><style>img{}</style>")
+    assert page == (f"<main class='jp-Notebook'><div class='jp-Cell-inputWrapper' tabindex=\"0\">a</div>"
+                    f'<div class="jp-OutputArea-output" tabindex="0">b</div><img src=x alt="{NO_ALT}"><br/>'
+                    "<img alt=y src=z /></main><div class='jp-Cell-inputWrapper'>outside</div><style>img{}</style>")
+    assert accessible("<p>nothing to add</p>") == "<p>nothing to add</p>"
+
+
+def test_the_templates_compile_once(monkeypatch):
+    from jinja2 import Environment
+    FeedbackPage().from_notebook_node(notebook())
+    compiled = []
+    original = Environment.compile
+    monkeypatch.setattr(Environment, "compile", lambda self, *a, **k: compiled.append(a) or original(self, *a, **k))
+    FeedbackPage().from_notebook_node(notebook())  # a new exporter, as for the next student
+    assert not compiled, "the second page compiled its templates again"
+    assert feedback_page.FeedbackPage.compiled.client, "the cache holds nothing"
