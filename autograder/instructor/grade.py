@@ -28,7 +28,7 @@ from pathlib import Path
 from ..items import ASSIGNMENT, AUTO_ITEMS, ROOT, solution_notebooks
 from ..limits import Limits
 from ..text import clip, failure_page, gradebook_error_after_timeout, grader_error, past_deadline, process_died
-from .course import nbgrader_config, prepare_gradebook, put_alembic_on_path, write_formgrader_config
+from .course import nbgrader_config, prepare_gradebook, prepare_alembic, write_formgrader_config
 from .gradebook import export, normalise_db_url, submitted_students, zero_submission
 from .pipeline import grade_student, warm_up
 from .progress import progress_display
@@ -122,7 +122,7 @@ def grade_class(submitted_dir, out_dir, jobs=None, db_url=None, limits: Limits =
                    warm=(warm_up, (limits,)))
     try:
         pool.start(len(changed))
-        put_alembic_on_path()
+        prepare_alembic()
         prepare_gradebook(nbgrader_config(out, db_url, limits), out)
         write_formgrader_config(out, db_url)
         in_gradebook = submitted_students(db_url)

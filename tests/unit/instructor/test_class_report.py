@@ -176,9 +176,9 @@ def test_a_folder_without_a_graded_class_is_refused_with_its_cause(tmp_path):
 def test_a_broken_record_is_shown_with_its_cause(tmp_path):
     from nbgrader.api import Gradebook
 
-    from autograder.instructor.course import put_alembic_on_path
+    from autograder.instructor.course import prepare_alembic
     from autograder.instructor.gradebook import COURSE_ID
-    put_alembic_on_path()
+    prepare_alembic()
     with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}", course_id=COURSE_ID):  # an empty gradebook
         pass
     save_state(tmp_path, record("ada"))

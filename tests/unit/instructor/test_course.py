@@ -46,3 +46,22 @@ def test_the_formgrader_config_loads_and_points_at_this_class(tmp_path):
     assert (Path(cfg.CourseDirectory.source_directory) / ASSIGNMENT).is_dir()
     # the repository's own configuration is loaded too: the grading steps are there
     assert cfg.Autograde.autograde_preprocessors == AUTOGRADE
+
+
+def test_a_new_gradebook_is_stamped_with_the_revision_alembic_heads_prints(tmp_path):
+    import subprocess
+
+    from nbgrader.api import Gradebook
+    from nbgrader.dbutil import _temp_alembic_ini
+    from sqlalchemy import create_engine, text
+
+    from autograder.instructor.course import prepare_alembic, schema_head
+    prepare_alembic()
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with _temp_alembic_ini(url) as ini:  # nbgrader's own way to ask, as it did before prepare_alembic
+        heads = subprocess.check_output(["alembic", "-c", ini, "heads"], text=True).split()[0]
+    with Gradebook(url, course_id="lesson20"):
+        pass
+    with create_engine(url).connect() as db:
+        stamped = db.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
+    assert schema_head() == heads == stamped

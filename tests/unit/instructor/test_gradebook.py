@@ -2,14 +2,14 @@
 import ast
 import json
 
-from autograder.instructor.course import put_alembic_on_path
+from autograder.instructor.course import prepare_alembic
 from autograder.instructor.gradebook import export, to_csv
 from autograder.instructor.state import StudentRecord, save_state
 from autograder.items import AUTO_ITEMS, ITEMS
 
 
 def test_export_without_grades_keeps_the_contract(tmp_path):
-    put_alembic_on_path()
+    prepare_alembic()
     save_state(tmp_path, StudentRecord("ada", "f", "failed", "no lesson20/ folder in the submission"))
     doc = export(tmp_path, f"sqlite:///{tmp_path / 'gradebook.db'}")
     assert doc == json.loads((tmp_path / "grades.json").read_text())
@@ -38,7 +38,7 @@ def test_a_formgrader_override_shows_with_its_score_and_without_the_graders_rubr
     from autograder.instructor.gradebook import COURSE_ID
     from autograder.items import ASSIGNMENT
     from autograder.limits import Limits
-    put_alembic_on_path()
+    prepare_alembic()
     db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     prepare_gradebook(nbgrader_config(tmp_path, db_url, Limits()), tmp_path)
     first, second = AUTO_ITEMS[0], AUTO_ITEMS[1]
@@ -83,7 +83,7 @@ def test_refused_folders_get_a_row_that_says_why_and_no_formula(tmp_path):
     from autograder.instructor.grade import grade_one
     from autograder.instructor.staging import stage
     from autograder.limits import Limits
-    put_alembic_on_path()
+    prepare_alembic()
     submitted, db_url = tmp_path / "submitted", f"sqlite:///{tmp_path / 'gradebook.db'}"
     for folder in FORMULA_FOLDERS:
         (submitted / folder / "lesson20").mkdir(parents=True)
@@ -122,7 +122,7 @@ def test_collect_is_what_export_writes_and_the_written_answers_without_a_score_w
     from autograder.instructor.gradebook import COURSE_ID, collect, waiting_for_hand
     from autograder.items import ASSIGNMENT, MANUAL_ITEMS
     from autograder.limits import Limits
-    put_alembic_on_path()
+    prepare_alembic()
     db_url = f"sqlite:///{tmp_path / 'gradebook.db'}"
     prepare_gradebook(nbgrader_config(tmp_path, db_url, Limits()), tmp_path)
     for student in ("ada", "bob"):
