@@ -138,28 +138,52 @@ def _write_class(folder: Path) -> dict:
     return chosen
 
 
+# the states a task ends in (Slurm's job_state_string); "COMPLETED" alone with exit code 0 is success
+ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL",
+         "DEADLINE"}
+
+
+def _tasks(env, job: str) -> list:
+    """(state, exit code) of each record of the array job: one per task once it has started, one for the pending
+    rest. slurmctld keeps an ended job's record for MinJobAge (300 s by default), long enough to read it."""
+    out = subprocess.run(["scontrol", "-o", "show", "job", job], env=env, capture_output=True, text=True).stdout
+    records = [dict(field.split("=", 1) for field in line.split() if "=" in field) for line in out.splitlines()]
+    return [(r.get("JobState", ""), r.get("ExitCode", "")) for r in records if r.get("ArrayJobId") == job]
+
+
+def _wait(env, job: str, proc_output: str, deadline_s: float = 600) -> int:
+    """What `sbatch --wait` returns for the array (0 only if every task completed with exit code 0), polling
+    every 0.2 s: sbatch itself sleeps 2, 8 then 32 s between its polls, most of a minute idle per array here."""
+    deadline = time.monotonic() + deadline_s
+    while not (tasks := _tasks(env, job)) or any(state not in ENDED for state, _ in tasks):
+        assert time.monotonic() < deadline, f"array {job} still running: {tasks}\n{proc_output}"
+        time.sleep(0.2)
+    return 0 if all(state == "COMPLETED" and code == "0:0" for state, code in tasks) else 1
+
+
 def _sbatch(env, cwd: Path, grading: Path, name: str, kill_after: int = 0):
     """Submit the array and wait for it; with kill_after, cancel task KILLED once it has graded that many."""
-    proc = subprocess.Popen(["sbatch", f"--array=1-{TASKS}", "--cpus-per-task=1", f"--job-name={name}",
-                             "--wait", str(SBATCH)], env=env, cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
+    done = subprocess.run(["sbatch", "--parsable", f"--array=1-{TASKS}", "--cpus-per-task=1", f"--job-name={name}",
+                           str(SBATCH)], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    job = done.stdout.strip().split(";")[0]
     cancelled = None
     if kill_after:
         state = grading / f"shard-{KILLED}" / "state"
         deadline = time.monotonic() + 300
         while len(list(state.glob("*.json"))) < kill_after:
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0]
+            tasks = _tasks(env, job)
+            assert (not tasks or any(s not in ENDED for s, _ in tasks)) and time.monotonic() < deadline, output
             time.sleep(0.05)
-        job = subprocess.run(["squeue", "-h", "-n", name, "-o", "%F"], env=env, capture_output=True,
-                             text=True).stdout.split()[0]
         subprocess.run(["scancel", f"{job}_{KILLED}"], env=env, check=True)
         cancelled = {p.stem for p in state.glob("*.json")}
-    output = proc.communicate(timeout=600)[0]
+    returncode = _wait(env, job, output)
     logs = {int(m.group(1)): p.read_text() for p in cwd.glob("lesson20-grade-*_*.out")
             if (m := re.search(r"_(\d+)\.out$", p.name))}
     for p in cwd.glob("lesson20-grade-*.out"):
         p.unlink()
-    return proc.returncode, output, logs, cancelled
+    return returncode, output, logs, cancelled
 
 
 def _scores(grades_json: Path) -> dict:
