@@ -63,24 +63,18 @@ def grade_variant(name: str, path: str = None) -> Graded:
     """In a grading process: grade one variant (from its saved notebook at `path`, if given), then look for
     anything it left in the sandbox."""
     from autograder.cells import read_notebook
-    from autograder.grading import grade_notebook
-    from autograder.instructor.reference import reference
-    from autograder.limits import Limits
     from autograder.sandbox import sandbox_uid
-    from tests.submissions import make_submission
+    from tests.submissions import failed_messages, grade_variant_notebook
 
-    started = time.monotonic()
-    nb = read_notebook(path) if path else make_submission(name)
-    result = grade_notebook(nb, limits=Limits.for_timeout(**VARIANTS[name].limits), reference=reference())
-    seconds = time.monotonic() - started
+    result, seconds = grade_variant_notebook(VARIANTS[name], read_notebook(path) if path else None)
     left = []
     uid = sandbox_uid()
     if uid is not None:
         # the zygote that waits for the next submission is PID 2 of its sandbox (bubblewrap is PID 1)
         left = [f"{pid}: {cmd}" for pid, (inner, cmd) in processes_of(uid).items() if inner != 2]
-    messages = {i: [(o.name, o.message) for o in r.outcomes if not o.passed] for i, r in result.items.items()}
     return Graded(name, result.status, result.reason, {i: r.score for i, r in result.items.items()},
-                  messages, {i: result.report(i) for i in result.items}, seconds, os.getpid(), left, result.review)
+                  failed_messages(result), {i: result.report(i) for i in result.items}, seconds, os.getpid(), left,
+                  result.review)
 
 
 class Listener(threading.Thread):

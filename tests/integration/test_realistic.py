@@ -36,12 +36,6 @@ def edits_of(name, kind) -> list:
     return [e for e in VARIANTS[name].edits if isinstance(e, kind)]
 
 
-@pytest.fixture
-def saved(saved_realistic) -> dict:
-    """variant -> the path of its notebook, saved as a student's Jupyter saves it (tests/corpus.py)."""
-    return saved_realistic
-
-
 def detail(name, status, reason, scores, reports=None) -> str:
     """What a failure shows: the variant, how it was graded, and the report lines that are not passes."""
     lines = [f"{name}: {VARIANTS[name].doc}", f"status {status}, reason: {reason[:400]}", f"scores {scores}"]
@@ -76,10 +70,10 @@ def test_the_gpu_corpus_has_every_habit_the_issue_names():
 
 
 @pytest.mark.parametrize("name", REALISTIC)
-def test_the_notebook_is_one_jupyter_would_save(saved, name):
+def test_the_notebook_is_one_jupyter_would_save(saved_realistic, name):
     """Valid nbformat, read back without warnings; ids on every cell and unique (nbformat 4.5), or on none
     (nbformat 4.4 or older); under the grader's size limit; and not simply the reference notebook."""
-    path = saved[name]
+    path = saved_realistic[name]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nbformat warns on a 4.5 notebook with missing ids, say
         nb = nbformat.read(str(path), as_version=4)
@@ -94,26 +88,26 @@ def test_the_notebook_is_one_jupyter_would_save(saved, name):
     assert nbformat.writes(make_submission(name)) != nbformat.writes(make_submission("reference"))
 
 
-def test_the_messy_bytes_really_are_in_the_files(saved):
+def test_the_messy_bytes_really_are_in_the_files(saved_realistic):
     """CRLF and tabs survive saving; the big outputs are big; copied cells share their grade id."""
-    raw = json.loads(saved["real_crlf"].read_text(encoding="utf-8"))
+    raw = json.loads(saved_realistic["real_crlf"].read_text(encoding="utf-8"))
     crlf = [c for c in raw["cells"] if c["metadata"].get("nbgrader", {}).get("solution") and c["cell_type"] == "code"]
     assert crlf and all(line.endswith("\r\n") for c in crlf for line in c["source"][:-1])
     assert edits_of("real_crlf", LineEndings)
-    nb = read_notebook(saved["real_tabs"])
+    nb = read_notebook(saved_realistic["real_tabs"])
     for cell in edits_of("real_tabs", TabIndent)[0].cells:
         assert "\n\t\t" in find_cell(nb, cell).source
-    assert saved["real_large_outputs"].stat().st_size > 5 * 2**20
+    assert saved_realistic["real_large_outputs"].stat().st_size > 5 * 2**20
     for name in ("real_copied_check_cells", "real_duplicated_solution", "real_split_solution_cell"):
-        nb = read_notebook(saved[name])
+        nb = read_notebook(saved_realistic[name])
         grade_ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells]
         for edit in edits_of(name, CopyCell):
             assert grade_ids.count(edit.cell) == 2, (name, edit.cell)
 
 
-def test_the_first_try_of_a_duplicated_solution_would_lose_points(saved):
+def test_the_first_try_of_a_duplicated_solution_would_lose_points(saved_realistic):
     """Without the later, correct copy, real_duplicated_solution's first try is wrong: which copy wins matters."""
-    nb = read_notebook(saved["real_duplicated_solution"])
+    nb = read_notebook(saved_realistic["real_duplicated_solution"])
     copies = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "master_weights_solution"]
     nb.cells.remove(copies[-1])
     result = grade_notebook(nb, ["master_weights"], reference=reference())

@@ -384,6 +384,25 @@ def make_variant_submission(variant: Variant):
     return nb
 
 
+def grade_variant_notebook(variant: Variant, nb=None):
+    """In a grading process: grade_notebook on `variant`'s submission (or on `nb`, the same read back from a
+    file), under its Limits, with the reference; returns (the result, its seconds)."""
+    import time
+
+    from autograder.grading import grade_notebook
+    from autograder.instructor.reference import reference
+    from autograder.limits import Limits
+    started = time.monotonic()
+    nb = make_variant_submission(variant) if nb is None else nb
+    result = grade_notebook(nb, limits=Limits.for_timeout(**variant.limits), reference=reference())
+    return result, time.monotonic() - started
+
+
+def failed_messages(result) -> dict:
+    """item -> [(check, message)] of each check that did not pass."""
+    return {i: [(o.name, o.message) for o in r.outcomes if not o.passed] for i, r in result.items.items()}
+
+
 def write_class(folder, variant_names, student_ids=None) -> list:
     """Write folder/<student>/lesson20/lesson20.ipynb for each variant (student id = variant name
     unless given); return the notebook paths."""

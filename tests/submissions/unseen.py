@@ -21,7 +21,7 @@ import textwrap
 import time
 
 from . import (CopyCell, DropCellIds, ExecutionCounts, LineEndings, MoveCell, NewCell, Outputs, Replace,
-               TabIndent, Variant, full_marks, make_variant_submission)
+               TabIndent, Variant, full_marks)
 
 JOBS = 2
 
@@ -1106,18 +1106,13 @@ assert len(UNSEEN_BY_NAME) == len(UNSEEN), "two unseen variants share a name"
 
 def grade_unseen(name: str) -> dict:
     """In a grading process: grade one held-out variant as tests/corpus.py's grade_variant does."""
-    from autograder.grading import grade_notebook
-    from autograder.instructor.reference import reference
-    from autograder.limits import Limits
+    from tests.submissions import failed_messages, grade_variant_notebook
 
-    variant = UNSEEN_BY_NAME[name]
-    started = time.monotonic()
-    result = grade_notebook(make_variant_submission(variant), limits=Limits.for_timeout(**variant.limits), reference=reference())
-    messages = {i: [(o.name, o.message) for o in r.outcomes if not o.passed] for i, r in result.items.items()}
+    result, seconds = grade_variant_notebook(UNSEEN_BY_NAME[name])
     return {"name": name, "status": result.status, "reason": result.reason,
-            "scores": {i: r.score for i, r in result.items.items()}, "messages": messages,
+            "scores": {i: r.score for i, r in result.items.items()}, "messages": failed_messages(result),
             "review": {i: list(f) for i, f in (result.review or {}).items() if f},
-            "seconds": round(time.monotonic() - started, 1)}
+            "seconds": round(seconds, 1)}
 
 
 def names_cause(variant: Variant, message: str) -> bool:
