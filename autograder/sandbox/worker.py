@@ -89,7 +89,7 @@ def zygote(probe_paths: list, guard_path: str, lib: str):
     if isolated:  # what warming up wrote (matplotlib's cache) is not there for the first submission either
         for folder in parts.cleanup.WRITABLE:
             parts.cleanup.empty(folder, keep)
-    # what the zygote holds now (torch, the preloaded libraries: about a million objects) no child's garbage
+    # what the zygote holds now (torch, the preloaded libraries: half a million objects) no child's garbage
     # collector visits: each full collection in a child would otherwise walk all of it (0.2 s a time) and
     # write to every object's header, copying the zygote's pages into the child (Python's gc.freeze advice)
     gc.freeze()
