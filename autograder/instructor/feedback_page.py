@@ -6,10 +6,10 @@ in two ways that leave what a browser shows the same.
 2. nbconvert's last step parses the whole page again with BeautifulSoup, only to give every image without an
    alt text nbconvert's placeholder and to make each cell's input and outputs focusable (tabindex="0") inside a
    `.jp-Notebook`; it then writes the page out again from the parsed tree (60% of the page's time, for a
-   page of 0.4 MB). Here `accessible` adds the same attributes to the same start tags as it scans the page
-   with the standard library's HTML tokenizer (the one BeautifulSoup's "html.parser" uses), and leaves every
-   other byte of the page as the template wrote it: the sanitized cells (sanitize.py) are not parsed and
-   written out again, so no re-serialization can change what they mean.
+   page of 0.4 MB). Here `accessible` scans the page with the standard library's HTML tokenizer (the one
+   BeautifulSoup's "html.parser" uses) and writes out again, from that parse and with those attributes, only
+   the start tags that get one, as BeautifulSoup would write them; every other byte of the page stays as the
+   template wrote it, so the sanitized cells (sanitize.py) reach the browser as the sanitizer wrote them.
 
 tests/browser/test_hostile_html.py opens this page and nbconvert's own side by side and compares what
 they show: every element's visible text and attributes.
@@ -37,14 +37,14 @@ class _Kept(dict):
 
 
 class _Attributes(HTMLParser):
-    """Finds the start tags that nbconvert's BeautifulSoup pass gives an attribute: where each one's `>` is,
-    and what goes before it."""
+    """Finds the start tags that nbconvert's BeautifulSoup pass gives an attribute, and writes each out again
+    with it."""
 
     def __init__(self):
         super().__init__(convert_charrefs=False)  # character references are left to the page, as written
         self.open = []         # the open elements: (tag, whether it is a .jp-Notebook)
         self.notebooks = 0     # how many of them are
-        self.inserts = []      # (line, column of the tag's start, its text, what goes in, whether in its place)
+        self.changed = []      # (line, column of the tag's start, its length, the tag written out again)
 
     def handle_starttag(self, tag, attrs):
         self._start(tag, attrs)
@@ -65,19 +65,20 @@ class _Attributes(HTMLParser):
 
     def _start(self, tag, attrs):
         names = {name for name, _ in attrs}
-        text = self.get_starttag_text()
+        attrs = list(dict(attrs).items())  # a repeated attribute: its last value, as BeautifulSoup keeps it
         if tag == "img" and "alt" not in names:
-            self.inserts.append((*self.getpos(), text, f' alt="{NO_ALT}"', False))
-        elif tag == "div" and self.notebooks and any(c in _classes(attrs) for c in FOCUSABLE):
-            if "tabindex" not in names:
-                self.inserts.append((*self.getpos(), text, ' tabindex="0"', False))
-            elif any(name == "tabindex" and value != "0" for name, value in attrs):  # nbconvert sets it to 0
-                kept = [(name, value) for name, value in attrs if name != "tabindex"] + [("tabindex", "0")]
-                self.inserts.append((*self.getpos(), text, _start_tag(tag, kept), True))
+            attrs = [*attrs, ("alt", NO_ALT)]
+        elif (tag == "div" and self.notebooks and any(c in _classes(attrs) for c in FOCUSABLE)
+              and ("tabindex", "0") not in attrs):  # nbconvert sets it to 0, whatever it was
+            attrs = [(name, value) for name, value in attrs if name != "tabindex"] + [("tabindex", "0")]
+        else:
+            return
+        self.changed.append((*self.getpos(), len(self.get_starttag_text()), _start_tag(tag, attrs)))
 
 
 def _start_tag(tag: str, attrs) -> str:
-    """A start tag written out from its parsed attributes (each value quoted and escaped)."""
+    """A start tag written out from its parsed attributes, each value quoted and escaped, as BeautifulSoup
+    writes every tag of the page: a tag that changes is written from the parse, as nbconvert's would be."""
     return f"<{tag}" + "".join(f' {name}="{escape(value or "")}"' for name, value in attrs) + ">"
 
 
@@ -91,7 +92,7 @@ def accessible(html: str) -> str:
     scan = _Attributes()
     scan.feed(html)
     scan.close()
-    if not scan.inserts:
+    if not scan.changed:
         return html
     starts = [0]  # where each line begins: the tokenizer reports (line, column)
     position = html.find("\n")
@@ -99,15 +100,10 @@ def accessible(html: str) -> str:
         starts.append(position + 1)
         position = html.find("\n", position + 1)
     pieces, done = [], 0
-    for line, column, text, added, whole in scan.inserts:
+    for line, column, length, tag in scan.changed:  # each changed tag in place of the one there
         start = starts[line - 1] + column
-        if whole:  # the tag written out again, in place of the one there
-            pieces += [html[done:start], added]
-            done = start + len(text)
-            continue
-        end = start + len(text) - (2 if text.endswith("/>") else 1)  # before the tag's closing "/>" or ">"
-        pieces += [html[done:end], added]
-        done = end
+        pieces += [html[done:start], tag]
+        done = start + length
     pieces.append(html[done:])
     return "".join(pieces)
 

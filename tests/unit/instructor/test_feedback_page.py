@@ -44,9 +44,11 @@ def test_alt_texts_and_tabindex_go_where_nbconvert_puts_them():
     page = accessible("<main class='jp-Notebook'><div class='jp-Cell-inputWrapper'>a</div>"
                       "<div class='jp-OutputArea-output' tabindex='-1'>b</div><img src=x><br/><img alt=y src=z /></main>"
                       "<div class='jp-Cell-inputWrapper'>outside</div><style>img{}</style>")
-    assert page == (f"<main class='jp-Notebook'><div class='jp-Cell-inputWrapper' tabindex=\"0\">a</div>"
-                    f'<div class="jp-OutputArea-output" tabindex="0">b</div><img src=x alt="{NO_ALT}"><br/>'
+    assert page == (f'<main class=\'jp-Notebook\'><div class="jp-Cell-inputWrapper" tabindex="0">a</div>'
+                    f'<div class="jp-OutputArea-output" tabindex="0">b</div><img src="x" alt="{NO_ALT}"><br/>'
                     "<img alt=y src=z /></main><div class='jp-Cell-inputWrapper'>outside</div><style>img{}</style>")
+    # a changed tag is written from the parse, its values escaped: nothing in them becomes markup
+    assert accessible('<img src="a&quot; onerror=&quot;x">') == f'<img src="a&quot; onerror=&quot;x" alt="{NO_ALT}">'
     assert accessible("<p>nothing to add</p>") == "<p>nothing to add</p>"
 
 
