@@ -53,11 +53,12 @@ RELEASE = [IncludeHeaderFooter, InstantiateTests, LockCells, ClearSolutionsNamed
 # Autograde, first pass, on the notebook as submitted. RepairStructure first, so that a copied cell (a
 # duplicated grade id), a check cell turned into markdown or damaged metadata is repaired and noted rather
 # than failing the whole submission (it drops a submission's own copy of the grader's metadata before it
-# writes its own); then SanitizeHtml, which makes every cell safe in formgrader's and the feedback's HTML
-# pages (after the repair, which may turn a markdown cell back into code; before the notebook is written,
-# since both pages are made from it); then nbgrader's own steps, in its order (OverwriteCells puts back
-# the instructor's grade cells).
-SANITIZE = [RepairStructure, SanitizeHtml, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells,
+# writes its own); then nbgrader's own steps, in its order (OverwriteCells puts back the instructor's grade
+# cells, and gives a cell the type the gradebook knows for its grade id: a written answer handed in as a
+# code cell becomes markdown again, the student's text kept); then SanitizeHtml, which makes every cell safe
+# in formgrader's and the feedback's HTML pages: after every step that can change a cell's type or text,
+# and before the notebook is written, since both pages are made from it.
+SANITIZE = [RepairStructure, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, SanitizeHtml,
             CheckCellMetadata]
 
 # Autograde, second pass: GradeOutOfProcess takes the place of nbgrader's Execute; FlagForReview comes after

@@ -3,7 +3,8 @@
 nbgrader's formgrader and feedback pages put a markdown cell's HTML into the page as it is (nbconvert's
 own cleaning does not reach those blocks), so a `<script>` or an `onerror` in a written answer would run
 in the instructor's formgrader, with the instructor's session, and in the student's feedback. This step
-runs before the autograded notebook is written, and both pages are made from that notebook:
+runs last before the autograded notebook is written (after nbgrader's OverwriteCells, which may turn a written
+answer handed in as a code cell back into markdown), and both pages are made from that notebook:
 
 * markdown cells: rendered as those pages render them (nbconvert's markdown filter, then its
   strip_files_prefix), and cleaned by nh3 (the Rust sanitizer ammonia): no scripts, no event or style

@@ -51,6 +51,11 @@ def hostile_notebook():
         cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False, "grade_id": evil_id,
                                      "schema_version": 3}
     nb.cells[3:3] = [pictures, *copies]
+    # a written answer handed in as a code cell: nbgrader's OverwriteCells turns it back into the markdown
+    # cell the gradebook knows, keeping the student's text, after the other sanitize steps have run
+    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "practice_q4")
+    answer.update(cell_type="code", outputs=[], execution_count=None)
+    answer.source += f'\n<img src=x onerror="{payload(11)}">\n'
     return nb
 
 

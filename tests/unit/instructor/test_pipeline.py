@@ -1,7 +1,7 @@
 """autograder.instructor.pipeline: the grading steps are classes, in nbgrader's order with ours in their places,
 and `configure` installs them so that nbgrader builds them (tests/integration/test_grade_cli.py runs the whole pipeline)."""
 from nbconvert.exporters import NotebookExporter
-from nbgrader.preprocessors import ComputeChecksums, OverwriteCells, SaveAutoGrades, SaveCells
+from nbgrader.preprocessors import CheckCellMetadata, ComputeChecksums, OverwriteCells, SaveAutoGrades, SaveCells
 from traitlets.config import Config
 
 from autograder.instructor import pipeline
@@ -15,7 +15,9 @@ def test_every_step_is_a_class_and_ours_are_where_they_must_be():
     for steps in (pipeline.RELEASE, pipeline.SANITIZE, pipeline.AUTOGRADE):
         assert all(isinstance(step, type) for step in steps)
     sanitize, autograde = pipeline.SANITIZE, pipeline.AUTOGRADE
-    assert sanitize[:2] == [RepairStructure, SanitizeHtml] and sanitize.index(OverwriteCells) > 1
+    # the repair first; the HTML cleaned after every step that can change a cell's type or text (OverwriteCells)
+    assert sanitize[0] is RepairStructure and sanitize.index(SanitizeHtml) > sanitize.index(OverwriteCells)
+    assert sanitize[sanitize.index(SanitizeHtml) + 1:] == [CheckCellMetadata]
     assert autograde[0] is GradeOutOfProcess
     assert autograde.index(FlagForReview) == autograde.index(SaveAutoGrades) + 1
     release = pipeline.RELEASE  # nbgrader's rule: checksums after SaveCells, and again at the end
