@@ -151,11 +151,16 @@ def _tasks(env, job: str) -> list:
     return [(r.get("JobState", ""), r.get("ExitCode", "")) for r in records if r.get("ArrayJobId") == job]
 
 
+def _running(tasks: list) -> bool:
+    """Whether the array is still going: no record yet, or a task not yet in a state it ends in."""
+    return not tasks or any(state not in ENDED for state, _ in tasks)
+
+
 def _wait(env, job: str, proc_output: str, deadline_s: float = 600) -> int:
     """What `sbatch --wait` returns for the array (0 only if every task completed with exit code 0), polling
     every 0.2 s: sbatch itself sleeps 2, 8 then 32 s between its polls, most of a minute idle per array here."""
     deadline = time.monotonic() + deadline_s
-    while not (tasks := _tasks(env, job)) or any(state not in ENDED for state, _ in tasks):
+    while _running(tasks := _tasks(env, job)):
         assert time.monotonic() < deadline, f"array {job} still running: {tasks}\n{proc_output}"
         time.sleep(0.2)
     return 0 if all(state == "COMPLETED" and code == "0:0" for state, code in tasks) else 1
@@ -173,8 +178,7 @@ def _sbatch(env, cwd: Path, grading: Path, name: str, kill_after: int = 0):
         state = grading / f"shard-{KILLED}" / "state"
         deadline = time.monotonic() + 300
         while len(list(state.glob("*.json"))) < kill_after:
-            tasks = _tasks(env, job)
-            assert (not tasks or any(s not in ENDED for s, _ in tasks)) and time.monotonic() < deadline, output
+            assert _running(_tasks(env, job)) and time.monotonic() < deadline, output
             time.sleep(0.05)
         subprocess.run(["scancel", f"{job}_{KILLED}"], env=env, check=True)
         cancelled = {p.stem for p in state.glob("*.json")}
