@@ -10,22 +10,29 @@ in two ways that leave what a browser shows the same.
    BeautifulSoup's "html.parser" uses) and writes out again, from that parse and with those attributes, only
    the start tags that get one, as BeautifulSoup would write them; every other byte of the page stays as the
    template wrote it, so the sanitized cells (sanitize.py) reach the browser as the sanitizer wrote them.
+3. The template highlights each code cell with pygments and cleans the result, and every markdown cell and
+   HTML output, with bleach: two thirds of what is left. Both are functions of their text alone, and most
+   cells are the lesson's own, the same on every student's page: each result is kept (`_kept`, the most
+   recent few thousand per grading process) and a cell seen before costs a dictionary lookup.
 
 tests/browser/test_hostile_html.py opens this page and nbconvert's own side by side and compares what
 they show: every element's visible text and attributes.
 """
+import functools
 from html import escape
 from html.parser import HTMLParser
 
 from jinja2 import MemcachedBytecodeCache
 from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.filters.highlight import Highlight2HTML
+from nbconvert.filters.strings import clean_html
 from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
 
 NO_ALT = "No description has been provided for this image"  # nbconvert's own placeholder
 FOCUSABLE = ("jp-Cell-inputWrapper", "jp-OutputArea-output")  # div classes nbconvert makes focusable
 NOTEBOOK = "jp-Notebook"
 VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
+KEPT = 4096  # results of each kind kept per grading process: the lesson's cells, and a class's common answers
 
 
 class _Kept(dict):
@@ -108,6 +115,34 @@ def accessible(html: str) -> str:
     return "".join(pieces)
 
 
+@functools.lru_cache(maxsize=KEPT)
+def _cleaned(text: str) -> str:
+    return clean_html(text)
+
+
+def _clean_html(element) -> str:
+    """nbconvert's clean_html (bleach), kept for text seen before."""
+    return _cleaned(element.decode() if isinstance(element, bytes) else str(element))
+
+
+@functools.lru_cache(maxsize=KEPT)
+def _highlighted(lexer: str, options: tuple, language, magics_language, source: str) -> str:
+    metadata = {"magics_language": magics_language} if magics_language is not None else None
+    return Highlight2HTML(pygments_lexer=lexer, extra_formatter_options=dict(options))(source, language, metadata)
+
+
+class _KeptHighlight(Highlight2HTML):
+    """nbconvert's highlight_code filter, kept for a source seen before with the same lexer and options."""
+
+    def __call__(self, source, language=None, metadata=None):
+        magics = metadata.get("magics_language") if metadata else None  # all of the metadata pygments reads
+        options = tuple(sorted(self.extra_formatter_options.items()))
+        try:
+            return _highlighted(self.pygments_lexer, options, language, magics, source)
+        except TypeError:  # an option that cannot be part of a key: not kept
+            return super().__call__(source, language, metadata)
+
+
 class FeedbackPage(HTMLExporter):
     """The exporter GenerateFeedback uses for the feedback page (pipeline.configure)."""
 
@@ -122,10 +157,11 @@ class FeedbackPage(HTMLExporter):
         """HTMLExporter.from_notebook_node (nbconvert 7), with `accessible` in place of its BeautifulSoup pass."""
         langinfo = nb.metadata.get("language_info", {})
         lexer = langinfo.get("pygments_lexer", langinfo.get("name", None))
-        highlight_code = self.filters.get("highlight_code", Highlight2HTML(pygments_lexer=lexer, parent=self))
+        highlight_code = self.filters.get("highlight_code", _KeptHighlight(pygments_lexer=lexer, parent=self))
         resources = self._init_resources(resources)
         filter_data_type = WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self, resources=resources)
         self.register_filter("highlight_code", highlight_code)
         self.register_filter("filter_data_type", filter_data_type)
+        self.register_filter("clean_html", _clean_html)
         html, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
         return accessible(html), resources

@@ -61,3 +61,21 @@ def test_the_templates_compile_once(monkeypatch):
     FeedbackPage().from_notebook_node(notebook())  # a new exporter, as for the next student
     assert not compiled, "the second page compiled its templates again"
     assert feedback_page.FeedbackPage.compiled.client, "the cache holds nothing"
+
+
+def test_a_kept_result_is_the_one_its_own_text_and_lexer_give():
+    """Highlighting and cleaning are kept across pages; a kept result is only reused for the same text, lexer
+    and magics language (a %%bash cell's source seen before as Python is highlighted again, as bash)."""
+    feedback_page._highlighted.cache_clear()
+    feedback_page._cleaned.cache_clear()
+    source = "%%bash\necho 'x' $HOME"
+    first = notebook()
+    first.cells.append(nbformat.v4.new_code_cell(source))
+    FeedbackPage().from_notebook_node(first)
+    second = notebook()
+    second.cells[1].source = "y = 2  # changed"
+    second.cells.append(nbformat.v4.new_code_cell(source, metadata={"magics_language": "bash"}))
+    page, _ = FeedbackPage().from_notebook_node(second)
+    assert feedback_page._highlighted.cache_info().hits and feedback_page._cleaned.cache_info().hits
+    expected, _ = HTMLExporter().from_notebook_node(second)  # nbconvert's, which keeps nothing
+    assert shown(page) == shown(expected)
