@@ -15,6 +15,7 @@ Each unit is compiled alone in the fork (sandbox/standins.py), so a stand-in's _
 imports and the units it needs.
 """
 import ast
+import functools
 
 from .items import AUTO_ITEMS, get_item
 
@@ -30,7 +31,13 @@ def names_used(source: str) -> set:
 
 
 def definitions(sources) -> dict:
-    """{top-level name: the names its code uses} over the notebook's cells (a def, a class, an assignment)."""
+    """{top-level name: the names its code uses} over the notebook's cells (a def, a class, an assignment).
+    Kept for the last few notebooks: each item's plan reads the same one (read it, do not change it)."""
+    return _definitions(tuple(sources))
+
+
+@functools.lru_cache(maxsize=4)
+def _definitions(sources: tuple) -> dict:
     found = {}
     for source in sources:
         try:
