@@ -91,15 +91,19 @@ def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
 
     The tree's memory is the sum of PSS (shared pages split between the processes that map them):
     RSS would count torch's libraries, and the pages forked sandboxes share, once per process.
+    Its CPU seconds are those of every process it started and waited for (the kernel's rusage of this
+    process's children): sampling would miss the short-lived ones, such as a sandbox's forks for each item.
     """
+    import resource
+
     import psutil
     env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     env.pop("NBGRADER_EXECUTION", None)
     me, machine_before = psutil.Process(), busy_seconds()
     mine_before = sum(me.cpu_times()[:2])
+    reaped_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     peak = {"tree_pss": 0, "tree_rss": 0, "process_rss": 0}
-    tree_cpu = {}  # pid -> user + system seconds at its last sample
     with open(log, "w") as out:
         proc = psutil.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
         while proc.poll() is None:
@@ -107,10 +111,9 @@ def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
             for p in [proc] + _children(proc):
                 try:
                     with p.oneshot():
-                        info, cpu = p.memory_full_info(), p.cpu_times()
+                        info = p.memory_full_info()
                 except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
                     continue
-                tree_cpu[p.pid] = cpu.user + cpu.system
                 pss, rss = pss + getattr(info, "pss", info.rss), rss + info.rss
                 peak["process_rss"] = max(peak["process_rss"], info.rss)
             peak["tree_pss"], peak["tree_rss"] = max(peak["tree_pss"], pss), max(peak["tree_rss"], rss)
@@ -122,7 +125,8 @@ def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
                         pass
             time.sleep(SAMPLE_S)
     wall = time.perf_counter() - start
-    tree = sum(tree_cpu.values())  # short-lived processes between samples are missed: a lower bound
+    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+    tree = (reaped.ru_utime - reaped_before.ru_utime) + (reaped.ru_stime - reaped_before.ru_stime)
     others = busy_seconds() - machine_before - tree - (sum(me.cpu_times()[:2]) - mine_before)
     tail = log.read_text(errors="replace").strip().splitlines()[-5:]
     return {"wall_s": wall, **{f"peak_{k}": v for k, v in peak.items()}, "cpu_s_tree": tree,

@@ -1,7 +1,8 @@
 """The benchmark scripts run: the GPU check's CPU half (the code a CUDA run shares, at toy sizes), and the
-options. Figures are never asserted: they are not tests."""
+options, and what the grading benchmark counts. Figures are never asserted: they are not tests."""
 import json
 import re
+import sys
 
 import pytest
 import torch
@@ -83,3 +84,14 @@ def test_overhead_tf32_step_runs_and_puts_the_fp32_settings_back():
     steps = overhead.make_steps(reference(), overhead.QUICK, torch.device("cpu"), names=("fp32 + TF32", "torch.amp bf16"))
     assert list(steps) == ["fp32 + TF32", "torch.amp bf16"] and all(step() is True for step in steps.values())
     assert (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32) == before
+
+
+def test_a_graders_cpu_seconds_count_its_short_lived_processes(tmp_path):
+    """The grading benchmark's CPU seconds include processes that live between two memory samples (a
+    sandbox's fork for each item): four grandchildren that each burn 0.15 s of CPU, as they measure it."""
+    from benchmarks.grading import measured
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.15: pass"
+    cmd = [sys.executable, "-c", f"import subprocess, sys\nfor _ in range(4): subprocess.run([sys.executable, '-c', {burn!r}])"]
+    run = measured(cmd, tmp_path, tmp_path / "log", limit_s=60)
+    assert run["returncode"] == 0
+    assert run["cpu_s_tree"] >= 4 * 0.15, run
