@@ -6,6 +6,7 @@ untouched stub, buggy variants spread over the items, a few valid alternatives a
 ones. Each grader runs as a child process; a sampler adds up the resident memory of its whole
 process tree (kernels and sandboxes included) every 0.25 s.
 """
+import contextlib
 import json
 import os
 import re
@@ -91,8 +92,10 @@ def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
 
     The tree's memory is the sum of PSS (shared pages split between the processes that map them):
     RSS would count torch's libraries, and the pages forked sandboxes share, once per process.
-    Its CPU seconds are those of every process it started and waited for (the kernel's rusage of this
-    process's children): sampling would miss the short-lived ones, such as a sandbox's forks for each item.
+    Its CPU seconds are the kernel's count for every process of the tree, short-lived ones included (a
+    sandbox's fork for each item, which sampling would miss): a cpuacct cgroup of its own where this process
+    may make one (`cpu_counted`), else the rusage of this process's children, a lower bound (a process killed
+    with SIGKILL leaves uncounted what its own children used). "cpu_counted_by" says which.
     """
     import resource
 
@@ -104,8 +107,8 @@ def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
     reaped_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     peak = {"tree_pss": 0, "tree_rss": 0, "process_rss": 0}
-    with open(log, "w") as out:
-        proc = psutil.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+    with open(log, "w") as out, cpu_counted() as (prefix, counted):
+        proc = psutil.Popen(prefix + cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
         while proc.poll() is None:
             pss = rss = 0
             for p in [proc] + _children(proc):
@@ -124,13 +127,49 @@ def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
                     except psutil.NoSuchProcess:
                         pass
             time.sleep(SAMPLE_S)
-    wall = time.perf_counter() - start
-    reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
-    tree = (reaped.ru_utime - reaped_before.ru_utime) + (reaped.ru_stime - reaped_before.ru_stime)
+        wall = time.perf_counter() - start
+        tree = counted()
+        if tree is None:
+            reaped = resource.getrusage(resource.RUSAGE_CHILDREN)
+            tree = (reaped.ru_utime - reaped_before.ru_utime) + (reaped.ru_stime - reaped_before.ru_stime)
     others = busy_seconds() - machine_before - tree - (sum(me.cpu_times()[:2]) - mine_before)
     tail = log.read_text(errors="replace").strip().splitlines()[-5:]
     return {"wall_s": wall, **{f"peak_{k}": v for k, v in peak.items()}, "cpu_s_tree": tree,
+            "cpu_counted_by": "cgroup" if prefix else "rusage (a lower bound)",
             "other_cores": max(others, 0.0) / wall, "returncode": proc.returncode, "log_tail": tail}
+
+
+@contextlib.contextmanager
+def cpu_counted():
+    """A cgroup v1 cpuacct group of its own for a command: yields (the prefix that runs a command in it, a
+    function giving the CPU seconds counted so far), or ([], a function giving None) where none can be made
+    (not root, cgroup v2 only: there a sandbox's own cgroup would take its processes out of this one)."""
+    folder = Path("/sys/fs/cgroup/cpuacct") / f"lesson20-benchmark-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        folder.mkdir()
+        start = int((folder / "cpuacct.usage").read_text())
+    except (OSError, ValueError):
+        yield [], lambda: None
+        return
+
+    def counted(linger_s: float = 10.0) -> float:
+        """Once the group's last process has ended (or after `linger_s`), the seconds its processes used."""
+        until = time.monotonic() + linger_s
+        while (folder / "cgroup.procs").read_text().split() and time.monotonic() < until:
+            time.sleep(0.05)
+        return (int((folder / "cpuacct.usage").read_text()) - start) / 1e9
+
+    try:
+        yield ["/bin/sh", "-c", f'echo $$ > {folder / "cgroup.procs"} && exec "$@"', "sh"], counted
+    finally:
+        for _ in range(200):  # the last processes of the tree may still be exiting
+            try:
+                folder.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.05)
 
 
 def _children(proc):
