@@ -90,9 +90,17 @@ def cmd_export(args):
     from .instructor.gradebook import export, normalise_db_url
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    doc = export(out, normalise_db_url(args.db_url or f"sqlite:///{out / 'gradebook.db'}"), sources=args.sources)
+    db_url = normalise_db_url(args.db_url or f"sqlite:///{out / 'gradebook.db'}")
+    doc = export(out, db_url, sources=args.sources)
     print(f"Wrote {out / 'grades.json'} and grades.csv for {len(doc['students'])} students.")
-    return 0
+    if args.no_feedback:
+        return 0
+    from .instructor.handback import rewrite_feedback
+    written, failed = rewrite_feedback(db_url, doc["students"], [out, *args.sources])
+    print(f"Wrote the feedback pages of {len(written)} students again, with what was graded by hand.")
+    for student, why in failed.items():  # the grades are written: only the page is the one `grade` wrote
+        print(f"{student}: {why}; the page from `grade` is left as it was", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def cmd_report(args):
@@ -163,6 +171,9 @@ def main(argv=None):
     p.add_argument("--db-url", default=None, help="SQLAlchemy URL of the gradebook (default: SQLite in --out)")
     p.add_argument("--from", dest="sources", nargs="+", default=[], metavar="OUT_DIR",
                    help="also take the students graded into these --out folders (other shards)")
+    p.add_argument("--no-feedback", action="store_true",
+                   help="leave the feedback pages as `grade` wrote them (by default the page of each student "
+                        "with a score or comment given in formgrader is written again, with it)")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("report", help="write OUT/report.html: the class's scores, each behaviour's pass rate, what "

@@ -100,6 +100,29 @@ def zero_submission(db_url: str, student: str):
         gb.db.commit()
 
 
+def graded_by_hand(db_url: str, students) -> set:
+    """Those of `students` with something given in formgrader: a score (a written answer's, or one that
+    replaces the grader's) or a comment."""
+    from nbgrader.api import Gradebook, MissingEntry
+    found = set()
+    with Gradebook(db_url, course_id=COURSE_ID) as gb:
+        for student in students:
+            try:
+                notebook = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+            except MissingEntry:
+                continue
+            if (any(g.manual_score is not None or g.extra_credit for g in notebook.grades)
+                    or any((c.manual_comment or "").strip() for c in notebook.comments)):
+                found.add(student)
+    return found
+
+
+def newest_folder(folders, student: str):
+    """The output folder, of `folders`, that holds the student's newest record; None if none does."""
+    found = [(state_path(f, student).stat().st_mtime, f) for f in map(Path, folders) if state_path(f, student).is_file()]
+    return max(found, key=lambda s: s[0])[1] if found else None
+
+
 def _gradebook_items(gb, student: str) -> dict:
     """{grade id: (score, max score, autograded score or None)} from the gradebook; manual items only once
     graded. The third is set where an instructor changed an autograded score in formgrader."""

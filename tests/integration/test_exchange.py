@@ -218,6 +218,10 @@ def test_exchange_round_trip():
                     assert re.search(rf"{grade_id}: \d+ of \d+ behaviours pass, {entry['score']:g} of "
                                      rf"{entry['max_score']:g} points", text), (student, grade_id)
         assert len({p.read_bytes() for p in pages.values()}) == len(students)
+        # the written answer's score, given by hand after `grade` wrote the pages, is on the page handed back
+        text = re.sub(r"<[^>]+>", "", pages[right].read_text())
+        assert f"{ASSIGNMENT} (Score: {float(round(rows[right]['total'], 2))} / " in text
+        assert f"Score: {float(MANUAL_SCORE)} / " in text
 
         # 6. no student reads another's work or feedback, in their home or in the exchange
         submissions = {s: users.home(s) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb" for s in students}

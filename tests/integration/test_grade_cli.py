@@ -274,7 +274,8 @@ def gradebook_scores(out: Path) -> dict:
 
 def test_export_from_the_records_is_the_gradebook_after_grading_and_after_an_override(graded, tmp_path):
     """grades.json's autograded scores come from the students' records; nbgrader's gradebook, which the test
-    cells fed, holds the same, to its precision; an instructor's score in formgrader replaces the grader's."""
+    cells fed, holds the same, to its precision; an instructor's score in formgrader replaces the grader's,
+    in grades.json and on the student's feedback page, which `export` writes again."""
     for student, scores in gradebook_scores(graded["out"]).items():
         row = graded["grades"]["students"][student]["items"]
         for item, (score, _) in scores.items():
@@ -282,16 +283,32 @@ def test_export_from_the_records_is_the_gradebook_after_grading_and_after_an_ove
     out = tmp_path / "out"
     shutil.copytree(graded["out"], out)
     item = AUTO_ITEMS[0]
+    pages = {s: out / "feedback" / s / ASSIGNMENT / f"{ASSIGNMENT}.html" for s in ("stub", "ref", "renamed")}
+    before = {s: page.read_bytes() for s, page in pages.items()}
     from nbgrader.api import Gradebook
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}", course_id="lesson20") as gb:  # formgrader's override
         gb.find_grade(item.id, ASSIGNMENT, ASSIGNMENT, "stub").manual_score = item.points
+        gb.find_grade(item.id, ASSIGNMENT, ASSIGNMENT, "renamed").manual_score = 0.0
         gb.db.commit()
+    shutil.rmtree(out / "autograded" / "renamed")  # its page cannot be made again
     done = subprocess.run([sys.executable, "-m", "autograder", "export", "--out", str(out)],
                           capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    row = json.loads((out / "grades.json").read_text())["students"]["stub"]
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "renamed: no feedback:" in done.stderr and "page from `grade` is left as it was" in done.stderr
+    assert "feedback pages of 1 students again" in done.stdout
+    rows = json.loads((out / "grades.json").read_text())["students"]
+    row = rows["stub"]
     assert row["items"][item.id]["score"] == gradebook_scores(out)["stub"][item.id][0] == item.points
     assert row["overridden"] == {item.id: graded["grades"]["students"]["stub"]["items"][item.id]["score"]}
+    assert rows["renamed"]["items"][item.id]["score"] == 0.0  # the grades are written all the same
+    # the page a student is handed back carries the score given by hand; the others' pages are as `grade` wrote them
+    text = html.unescape(re.sub(r"<[^>]+>", "", pages["stub"].read_text()))
+    assert f"{ASSIGNMENT} (Score: {float(round(row['total'], 2))} / " in text, text[:3000]
+    assert f"Score: {float(item.points)} / {float(item.points)}" in text
+    assert pages["ref"].read_bytes() == before["ref"] and pages["renamed"].read_bytes() == before["renamed"]
+    done = subprocess.run([sys.executable, "-m", "autograder", "export", "--out", str(out), "--no-feedback"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "feedback pages" not in done.stdout, done.stdout + done.stderr
 
 
 def test_running_again_changes_nothing(graded):
