@@ -12,13 +12,13 @@ in two ways that leave what a browser shows the same.
    template wrote it, so the sanitized cells (sanitize.py) reach the browser as the sanitizer wrote them.
 3. The template highlights each code cell with pygments and cleans the result, and every markdown cell and
    HTML output, with bleach: two thirds of what is left. Both are functions of their text alone, and most
-   cells are the lesson's own, the same on every student's page: each result is kept (`_kept`, the most
-   recent few thousand per grading process) and a cell seen before costs a dictionary lookup.
+   cells are the lesson's own, the same on every student's page: each result is kept (`Recent`, the most
+   recent within 4 M characters per grading process) and a cell seen before costs a dictionary lookup.
 
 tests/browser/test_hostile_html.py opens this page and nbconvert's own side by side and compares what
 they show: every element's visible text and attributes.
 """
-import functools
+from collections import OrderedDict
 from html import escape
 from html.parser import HTMLParser
 
@@ -32,7 +32,7 @@ NO_ALT = "No description has been provided for this image"  # nbconvert's own pl
 FOCUSABLE = ("jp-Cell-inputWrapper", "jp-OutputArea-output")  # div classes nbconvert makes focusable
 NOTEBOOK = "jp-Notebook"
 VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
-KEPT = 4096  # results of each kind kept per grading process: the lesson's cells, and a class's common answers
+KEPT = 1 << 22  # characters kept of each kind per grading process: the lesson's cells' (about 0.2 M), and a class's common answers
 
 
 class _Kept(dict):
@@ -115,20 +115,48 @@ def accessible(html: str) -> str:
     return "".join(pieces)
 
 
-@functools.lru_cache(maxsize=KEPT)
-def _cleaned(text: str) -> str:
-    return clean_html(text)
+class Recent:
+    """A function's results for the arguments seen most recently, within `budget` characters of arguments and
+    results together: what a grading process keeps stays small whatever a class hands in (a notebook of
+    megabyte cells keeps none of them: one result takes at most an eighth of the budget)."""
+
+    def __init__(self, function, budget: int):
+        self.function, self.budget = function, budget
+        self.kept = OrderedDict()  # arguments -> (result, its cost in characters), the least recent first
+        self.size = self.hits = 0
+
+    def __call__(self, *args) -> str:
+        found = self.kept.get(args)
+        if found is not None:
+            self.kept.move_to_end(args)
+            self.hits += 1
+            return found[0]
+        result = self.function(*args)
+        cost = len(result) + sum(len(a) for a in args if isinstance(a, str))
+        if cost <= self.budget // 8:
+            self.kept[args] = (result, cost)
+            self.size += cost
+            while self.size > self.budget:
+                self.size -= self.kept.popitem(last=False)[1][1]
+        return result
+
+    def clear(self):
+        self.kept.clear()
+        self.size = self.hits = 0
+
+
+def _highlight(lexer: str, options: tuple, language, magics_language, source: str) -> str:
+    metadata = {"magics_language": magics_language} if magics_language is not None else None
+    return Highlight2HTML(pygments_lexer=lexer, extra_formatter_options=dict(options))(source, language, metadata)
+
+
+_cleaned = Recent(clean_html, KEPT)
+_highlighted = Recent(_highlight, KEPT)
 
 
 def _clean_html(element) -> str:
     """nbconvert's clean_html (bleach), kept for text seen before."""
     return _cleaned(element.decode() if isinstance(element, bytes) else str(element))
-
-
-@functools.lru_cache(maxsize=KEPT)
-def _highlighted(lexer: str, options: tuple, language, magics_language, source: str) -> str:
-    metadata = {"magics_language": magics_language} if magics_language is not None else None
-    return Highlight2HTML(pygments_lexer=lexer, extra_formatter_options=dict(options))(source, language, metadata)
 
 
 class _KeptHighlight(Highlight2HTML):

@@ -66,8 +66,8 @@ def test_the_templates_compile_once(monkeypatch):
 def test_a_kept_result_is_the_one_its_own_text_and_lexer_give():
     """Highlighting and cleaning are kept across pages; a kept result is only reused for the same text, lexer
     and magics language (a %%bash cell's source seen before as Python is highlighted again, as bash)."""
-    feedback_page._highlighted.cache_clear()
-    feedback_page._cleaned.cache_clear()
+    feedback_page._highlighted.clear()
+    feedback_page._cleaned.clear()
     source = "%%bash\necho 'x' $HOME"
     first = notebook()
     first.cells.append(nbformat.v4.new_code_cell(source))
@@ -76,6 +76,21 @@ def test_a_kept_result_is_the_one_its_own_text_and_lexer_give():
     second.cells[1].source = "y = 2  # changed"
     second.cells.append(nbformat.v4.new_code_cell(source, metadata={"magics_language": "bash"}))
     page, _ = FeedbackPage().from_notebook_node(second)
-    assert feedback_page._highlighted.cache_info().hits and feedback_page._cleaned.cache_info().hits
+    assert feedback_page._highlighted.hits and feedback_page._cleaned.hits
     expected, _ = HTMLExporter().from_notebook_node(second)  # nbconvert's, which keeps nothing
     assert shown(page) == shown(expected)
+
+
+def test_what_is_kept_stays_within_its_budget():
+    """The least recent results go first, and a text too large for the budget is not kept at all."""
+    calls = []
+    recent = feedback_page.Recent(lambda text: calls.append(text) or text.upper(), budget=800)
+    for text in ["a" * 40, "b" * 40, "c" * 40]:
+        assert recent(text) == text.upper()
+    assert recent("a" * 40) == "A" * 40 and len(calls) == 3  # kept: not made again
+    for i in range(20):
+        recent(f"{i:02d}" * 20)
+        assert recent.size <= 800
+    assert ("b" * 40,) not in recent.kept and ("a" * 40,) not in recent.kept  # the least recent went first
+    recent("x" * 60)  # 120 characters with its result: more than an eighth of the budget
+    assert ("x" * 60,) not in recent.kept
