@@ -251,7 +251,7 @@ def run(config: Config, device: torch.device) -> dict:
         rows.append({"grader": label, "wall_s": r["wall_s"], "per_submission_s": r["wall_s"] / n,
                      "peak_tree_pss_mib": mib(r["peak_tree_pss"]), "peak_tree_rss_mib": mib(r["peak_tree_rss"]),
                      "peak_process_rss_mib": mib(r["peak_process_rss"]),
-                     "cpu_s_tree": r["cpu_s_tree"], "other_cores": r["other_cores"], "returncode": r["returncode"],
+                     "cpu_s_tree": r["cpu_s_tree"], "cpu_counted_by": r["cpu_counted_by"], "other_cores": r["other_cores"], "returncode": r["returncode"],
                      "graded": sum(s == "graded" for s in r["statuses"].values()), "log_tail": r["log_tail"]})
     kinds = {}
     for student, (_variant, kind) in students.items():
