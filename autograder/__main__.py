@@ -91,13 +91,16 @@ def cmd_export(args):
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     db_url = normalise_db_url(args.db_url or f"sqlite:///{out / 'gradebook.db'}")
-    doc = export(out, db_url, sources=args.sources)
+    if db_url.startswith("sqlite:///") and not db_url.startswith("sqlite:////"):  # a relative path: from here
+        db_url = f"sqlite:///{Path(db_url[len('sqlite:///'):]).resolve()}"
+    sources = [str(Path(source).resolve()) for source in args.sources]  # nbgrader works from the repository
+    doc = export(out, db_url, sources=sources)
     print(f"Wrote {out / 'grades.json'} and grades.csv for {len(doc['students'])} students.")
     if args.no_feedback:
         return 0
     from .instructor.handback import rewrite_feedback
-    written, failed = rewrite_feedback(db_url, doc["students"], [out, *args.sources])
-    print(f"Wrote the feedback pages of {len(written)} students again, with what was graded by hand.")
+    written, failed = rewrite_feedback(db_url, doc["students"], [out, *sources])
+    print(f"Wrote the feedback pages of {len(written)} graded students again, with what the gradebook holds now.")
     for student, why in failed.items():  # the grades are written: only the page is the one `grade` wrote
         print(f"{student}: {why}; the page from `grade` is left as it was", file=sys.stderr)
     return 1 if failed else 0
@@ -172,8 +175,8 @@ def main(argv=None):
     p.add_argument("--from", dest="sources", nargs="+", default=[], metavar="OUT_DIR",
                    help="also take the students graded into these --out folders (other shards)")
     p.add_argument("--no-feedback", action="store_true",
-                   help="leave the feedback pages as `grade` wrote them (by default the page of each student "
-                        "with a score or comment given in formgrader is written again, with it)")
+                   help="leave the feedback pages as `grade` wrote them (by default each graded student's page "
+                        "is written again, with the scores and comments given in formgrader since)")
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("report", help="write OUT/report.html: the class's scores, each behaviour's pass rate, what "

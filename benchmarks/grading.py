@@ -143,12 +143,20 @@ def measured(cmd: list, cwd: Path, log: Path, limit_s: float) -> dict:
 def cpu_counted():
     """A cgroup v1 cpuacct group of its own for a command: yields (the prefix that runs a command in it, a
     function giving the CPU seconds counted so far), or ([], a function giving None) where none can be made
-    (not root, cgroup v2 only: there a sandbox's own cgroup would take its processes out of this one)."""
-    folder = Path("/sys/fs/cgroup/cpuacct") / f"lesson20-benchmark-{os.getpid()}-{time.monotonic_ns()}"
+    (not root; cgroup v2 only, or cpuacct mounted with the cpu controller: there a sandbox's own cgroup,
+    sandbox/isolation.py's Cgroup, would take its processes out of this one)."""
+    cgroups = Path("/sys/fs/cgroup")
+    folder = cgroups / "cpuacct" / f"lesson20-benchmark-{os.getpid()}-{time.monotonic_ns()}"
+    start = None
     try:
-        folder.mkdir()
-        start = int((folder / "cpuacct.usage").read_text())
+        if (cgroups / "cpu").resolve() != (cgroups / "cpuacct").resolve():
+            folder.mkdir()
+            start = int((folder / "cpuacct.usage").read_text())
     except (OSError, ValueError):
+        pass
+    if start is None:
+        with contextlib.suppress(OSError):
+            folder.rmdir()
         yield [], lambda: None
         return
 

@@ -33,6 +33,7 @@ FOCUSABLE = ("jp-Cell-inputWrapper", "jp-OutputArea-output")  # div classes nbco
 NOTEBOOK = "jp-Notebook"
 VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 KEPT = 1 << 22  # characters kept of each kind per grading process: the lesson's cells' (about 0.2 M), and a class's common answers
+ENTRY = 256  # what keeping one result costs besides its characters (the key, the dictionary's entry), counted as characters
 
 
 class _Kept(dict):
@@ -132,7 +133,7 @@ class Recent:
             self.hits += 1
             return found[0]
         result = self.function(*args)
-        cost = len(result) + sum(len(a) for a in args if isinstance(a, str))
+        cost = ENTRY + len(result) + sum(len(a) for a in args if isinstance(a, str))
         if cost <= self.budget // 8:
             self.kept[args] = (result, cost)
             self.size += cost
@@ -145,8 +146,9 @@ class Recent:
         self.size = self.hits = 0
 
 
-def _highlight(lexer: str, options: tuple, language, magics_language, source: str) -> str:
-    metadata = {"magics_language": magics_language} if magics_language is not None else None
+def _highlight(lexer: str, options: tuple, language, magics: tuple, source: str) -> str:
+    """magics: () for a cell without a magics_language, else (its magics_language,)."""
+    metadata = {"magics_language": magics[0]} if magics else None
     return Highlight2HTML(pygments_lexer=lexer, extra_formatter_options=dict(options))(source, language, metadata)
 
 
@@ -163,12 +165,14 @@ class _KeptHighlight(Highlight2HTML):
     """nbconvert's highlight_code filter, kept for a source seen before with the same lexer and options."""
 
     def __call__(self, source, language=None, metadata=None):
-        magics = metadata.get("magics_language") if metadata else None  # all of the metadata pygments reads
+        # all of the metadata pygments reads (present, even as null, is not absent)
+        magics = (metadata["magics_language"],) if metadata and "magics_language" in metadata else ()
         options = tuple(sorted(self.extra_formatter_options.items()))
         try:
-            return _highlighted(self.pygments_lexer, options, language, magics, source)
-        except TypeError:  # an option that cannot be part of a key: not kept
+            hash((self.pygments_lexer, options, language, magics, source))
+        except TypeError:  # an option or value that cannot be part of a key: not kept
             return super().__call__(source, language, metadata)
+        return _highlighted(self.pygments_lexer, options, language, magics, source)
 
 
 class FeedbackPage(HTMLExporter):
@@ -190,6 +194,6 @@ class FeedbackPage(HTMLExporter):
         filter_data_type = WidgetsDataTypeFilter(notebook_metadata=self._nb_metadata, parent=self, resources=resources)
         self.register_filter("highlight_code", highlight_code)
         self.register_filter("filter_data_type", filter_data_type)
-        self.register_filter("clean_html", _clean_html)
+        self.register_filter("clean_html", self.filters.get("clean_html", _clean_html))
         html, resources = TemplateExporter.from_notebook_node(self, nb, resources, **kw)
         return accessible(html), resources

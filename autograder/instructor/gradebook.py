@@ -100,27 +100,13 @@ def zero_submission(db_url: str, student: str):
         gb.db.commit()
 
 
-def graded_by_hand(db_url: str, students) -> set:
-    """Those of `students` with something given in formgrader: a score (a written answer's, or one that
-    replaces the grader's) or a comment."""
-    from nbgrader.api import Gradebook, MissingEntry
-    found = set()
-    with Gradebook(db_url, course_id=COURSE_ID) as gb:
-        for student in students:
-            try:
-                notebook = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
-            except MissingEntry:
-                continue
-            if (any(g.manual_score is not None or g.extra_credit for g in notebook.grades)
-                    or any((c.manual_comment or "").strip() for c in notebook.comments)):
-                found.add(student)
-    return found
-
-
-def newest_folder(folders, student: str):
-    """The output folder, of `folders`, that holds the student's newest record; None if none does."""
-    found = [(state_path(f, student).stat().st_mtime, f) for f in map(Path, folders) if state_path(f, student).is_file()]
-    return max(found, key=lambda s: s[0])[1] if found else None
+def newest_record(folders, student: str) -> tuple:
+    """(the output folder, of `folders`, that holds the student's newest readable record, that record), or
+    (None, None)."""
+    records = [(state_path(f, student).stat().st_mtime, f, load_state(f, student))
+               for f in folders if state_path(f, student).is_file()]
+    records = [r for r in records if r[2] is not None]
+    return max(records, key=lambda r: r[0])[1:] if records else (None, None)
 
 
 def _gradebook_items(gb, student: str) -> dict:
@@ -151,11 +137,6 @@ def _recorded_score(recorded, item) -> tuple:
     return min(float(recorded.get("score", 0.0)), max_score), max_score
 
 
-def _newest_state(folders, student: str):
-    states = [(state_path(f, student).stat().st_mtime, load_state(f, student))
-              for f in folders if state_path(f, student).is_file()]
-    states = [s for s in states if s[1] is not None]
-    return max(states, key=lambda s: s[0])[1] if states else None
 
 
 def export(out: Path, db_url: str, students=None, sources=()) -> dict:
@@ -189,7 +170,7 @@ def collect(out: Path, db_url: str, students=None, sources=()) -> dict:
     doc = {"assignment": ASSIGNMENT, "students": {}}
     with Gradebook(db_url, course_id=COURSE_ID) as gb:
         for student in sorted(students):
-            state = _newest_state(folders, student)
+            state = newest_record(folders, student)[1]
             status, reason = (state.status, clip(state.reason, "reason")) if state else ("error", NOT_GRADED_YET)
             scores = _gradebook_items(gb, student) if status != "error" else {}
             recorded = state.items if state else {}

@@ -2,40 +2,53 @@
 carries the scores and comments given in formgrader.
 
 `grade` writes each page as it grades (pipeline.grade_student); formgrader then changes only the gradebook.
-`export` calls `rewrite_feedback` for the students with something given by hand, each in the output folder
-that holds their newest record (a shard's, with --from), with the same nbgrader GenerateFeedback step and
-configuration as `grade`: the page is the one `grade` would write now.
+`export` calls `rewrite_feedback` for every graded student (a score or comment may also have been taken back),
+each in the output folder that holds their newest record (a shard's, with --from), with the same nbgrader
+GenerateFeedback step and configuration as `grade`: the page is the one `grade` would write now. The page is
+made in a folder of its own and moved into place only once it is whole, so a page that cannot be made leaves
+the one there as it was.
 """
+import os
+import shutil
 from pathlib import Path
 
+from ..items import ASSIGNMENT
 from ..limits import Limits
 from ..text import clip, no_feedback
 from .course import nbgrader_config
-from .gradebook import graded_by_hand, newest_folder
+from .gradebook import newest_record
 from .pipeline import run_with_retries
-from .state import load_state
 
 
 def rewrite_feedback(db_url: str, students, folders) -> tuple:
-    """Write again the feedback page of each of `students` that was graded and has something given by hand
-    in the gradebook. Returns (the students whose page was written, {student: why not} for those whose
-    page could not be)."""
+    """Write again the feedback page of each of `students` whose newest record says graded. Returns (the
+    students whose page was written, {student: why not} for those whose page could not be)."""
     from nbgrader.converters import GenerateFeedback
     where = {}
     for student in students:
-        folder = newest_folder(folders, student)
-        record = load_state(folder, student) if folder is not None else None
+        folder, record = newest_record(folders, student)
         if record is not None and record.status == "graded":
-            where[student] = Path(folder)
-    written, failed = [], {}
-    configs = {}
-    for student in sorted(graded_by_hand(db_url, sorted(where))):
+            where[student] = Path(folder).resolve()
+    written, failed, configs = [], {}, {}
+    for student in sorted(where):
         folder = where[student]
         if folder not in configs:
-            configs[folder] = nbgrader_config(folder, db_url, Limits())
-        error = run_with_retries(configs[folder], student, GenerateFeedback)
-        if error:
-            failed[student] = clip(no_feedback(error), "reason")
-        else:
-            written.append(student)
+            made = folder / f".feedback-{os.getpid()}"  # pages being made, beside the class's feedback/
+            shutil.rmtree(made, ignore_errors=True)
+            cfg = nbgrader_config(folder, db_url, Limits())
+            cfg.CourseDirectory.feedback_directory = str(made)
+            configs[folder] = (cfg, made)
+        cfg, made = configs[folder]
+        error = run_with_retries(cfg, student, GenerateFeedback)
+        page = made / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
+        if error or not page.is_file():
+            failed[student] = clip(no_feedback(error or "nbgrader wrote no page"), "reason")
+            continue
+        target = folder / "feedback" / student / ASSIGNMENT
+        target.mkdir(parents=True, exist_ok=True)
+        for made_file in sorted(page.parent.iterdir()):
+            os.replace(made_file, target / made_file.name)  # the page a student fetches is whole, old or new
+        written.append(student)
+    for _, made in configs.values():
+        shutil.rmtree(made, ignore_errors=True)
     return written, failed

@@ -275,7 +275,8 @@ def gradebook_scores(out: Path) -> dict:
 def test_export_from_the_records_is_the_gradebook_after_grading_and_after_an_override(graded, tmp_path):
     """grades.json's autograded scores come from the students' records; nbgrader's gradebook, which the test
     cells fed, holds the same, to its precision; an instructor's score in formgrader replaces the grader's,
-    in grades.json and on the student's feedback page, which `export` writes again."""
+    in grades.json and on the student's feedback page, which `export` writes again (a page it cannot make
+    leaves the one there)."""
     for student, scores in gradebook_scores(graded["out"]).items():
         row = graded["grades"]["students"][student]["items"]
         for item, (score, _) in scores.items():
@@ -290,12 +291,14 @@ def test_export_from_the_records_is_the_gradebook_after_grading_and_after_an_ove
         gb.find_grade(item.id, ASSIGNMENT, ASSIGNMENT, "stub").manual_score = item.points
         gb.find_grade(item.id, ASSIGNMENT, ASSIGNMENT, "renamed").manual_score = 0.0
         gb.db.commit()
-    shutil.rmtree(out / "autograded" / "renamed")  # its page cannot be made again
+    broken = out / "autograded" / "renamed" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    broken.chmod(0o644)
+    broken.write_text(broken.read_text()[:2000])  # its page cannot be made again: nbgrader fails part-way
     done = subprocess.run([sys.executable, "-m", "autograder", "export", "--out", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "renamed: no feedback:" in done.stderr and "page from `grade` is left as it was" in done.stderr
-    assert "feedback pages of 1 students again" in done.stdout
+    assert "feedback pages of 2 graded students again" in done.stdout
     rows = json.loads((out / "grades.json").read_text())["students"]
     row = rows["stub"]
     assert row["items"][item.id]["score"] == gradebook_scores(out)["stub"][item.id][0] == item.points
@@ -305,10 +308,14 @@ def test_export_from_the_records_is_the_gradebook_after_grading_and_after_an_ove
     text = html.unescape(re.sub(r"<[^>]+>", "", pages["stub"].read_text()))
     assert f"{ASSIGNMENT} (Score: {float(round(row['total'], 2))} / " in text, text[:3000]
     assert f"Score: {float(item.points)} / {float(item.points)}" in text
+    # ref's page, made again with nothing new, is the one `grade` wrote; renamed's, which failed, is left
     assert pages["ref"].read_bytes() == before["ref"] and pages["renamed"].read_bytes() == before["renamed"]
+    assert not list(out.glob(".feedback-*")), "the folder the pages were made in is left behind"
+    pages["stub"].write_text("as the instructor left it")
     done = subprocess.run([sys.executable, "-m", "autograder", "export", "--out", str(out), "--no-feedback"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "feedback pages" not in done.stdout, done.stdout + done.stderr
+    assert pages["stub"].read_text() == "as the instructor left it"
 
 
 def test_running_again_changes_nothing(graded):

@@ -63,6 +63,7 @@ def test_the_templates_compile_once(monkeypatch):
     assert feedback_page.FeedbackPage.compiled.client, "the cache holds nothing"
 
 
+@pytest.mark.filterwarnings("ignore:No lexer found for language None")  # nbconvert's, for the null magics_language
 def test_a_kept_result_is_the_one_its_own_text_and_lexer_give():
     """Highlighting and cleaning are kept across pages; a kept result is only reused for the same text, lexer
     and magics language (a %%bash cell's source seen before as Python is highlighted again, as bash)."""
@@ -79,18 +80,30 @@ def test_a_kept_result_is_the_one_its_own_text_and_lexer_give():
     assert feedback_page._highlighted.hits and feedback_page._cleaned.hits
     expected, _ = HTMLExporter().from_notebook_node(second)  # nbconvert's, which keeps nothing
     assert shown(page) == shown(expected)
+    feedback_page._highlighted.clear()
+    feedback_page._cleaned.clear()
+    cold, _ = FeedbackPage().from_notebook_node(second)
+    assert page == cold  # byte for byte, with nothing kept
+    null = notebook()  # a magics_language of null is not none: nbconvert then highlights as plain text
+    null.cells[1].metadata["magics_language"] = None
+    page, _ = FeedbackPage().from_notebook_node(null)
+    expected, _ = HTMLExporter().from_notebook_node(null)
+    assert shown(page) == shown(expected)
 
 
 def test_what_is_kept_stays_within_its_budget():
-    """The least recent results go first, and a text too large for the budget is not kept at all."""
+    """The least recent results go first, each counted with what keeping it costs besides its characters, and a
+    text too large for the budget is not kept at all."""
     calls = []
-    recent = feedback_page.Recent(lambda text: calls.append(text) or text.upper(), budget=800)
+    budget = 8 * (feedback_page.ENTRY + 200)  # room for ten results of 40 characters made from 40
+    recent = feedback_page.Recent(lambda text: calls.append(text) or text.upper(), budget)
     for text in ["a" * 40, "b" * 40, "c" * 40]:
         assert recent(text) == text.upper()
     assert recent("a" * 40) == "A" * 40 and len(calls) == 3  # kept: not made again
     for i in range(20):
         recent(f"{i:02d}" * 20)
-        assert recent.size <= 800
+        assert recent.size == sum(cost for _, cost in recent.kept.values()) <= budget
+    assert len(recent.kept) == budget // (feedback_page.ENTRY + 80)
     assert ("b" * 40,) not in recent.kept and ("a" * 40,) not in recent.kept  # the least recent went first
-    recent("x" * 60)  # 120 characters with its result: more than an eighth of the budget
-    assert ("x" * 60,) not in recent.kept
+    recent("x" * 200)  # 400 characters with its result: more than an eighth of the budget
+    assert ("x" * 200,) not in recent.kept
