@@ -10,8 +10,8 @@ in two ways that leave what a browser shows the same.
    BeautifulSoup's "html.parser" uses) and writes out again, from that parse and with those attributes, only
    the start tags that get one, as BeautifulSoup would write them; every other byte of the page stays as the
    template wrote it, so the sanitized cells (sanitize.py) reach the browser as the sanitizer wrote them.
-3. The template highlights each code cell with pygments and cleans the result, and every markdown cell and
-   HTML output, with bleach: two thirds of what is left. Both are functions of their text alone, and most
+3. The template highlights each code cell with pygments and cleans the result with bleach (clean_html, which
+   it also applies to HTML outputs, and to markdown cells where it sanitizes them): two thirds of what is left. Both are functions of their text alone, and most
    cells are the lesson's own, the same on every student's page: each result is kept (`Recent`, the most
    recent within 4 M characters per grading process) and a cell seen before costs a dictionary lookup.
 

@@ -137,8 +137,6 @@ def _recorded_score(recorded, item) -> tuple:
     return min(float(recorded.get("score", 0.0)), max_score), max_score
 
 
-
-
 def export(out: Path, db_url: str, students=None, sources=()) -> dict:
     """Write grades.json and grades.csv; returns the grades.json document.
 
