@@ -21,6 +21,13 @@ CLASS_FOLDERS = {"submitted_directory": ".staging", "autograded_directory": "aut
                  "feedback_directory": "feedback", "release_directory": ".release"}
 
 
+def feedback_page(out: Path, student: str, feedback_dir: Path = None) -> Path:
+    """Where nbgrader's GenerateFeedback writes a student's feedback page: in the class's feedback folder
+    (OUT/feedback/<student>/lesson20/lesson20.html), or in `feedback_dir` if given."""
+    folder = Path(feedback_dir) if feedback_dir is not None else Path(out) / CLASS_FOLDERS["feedback_directory"]
+    return folder / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
+
+
 def course_config(root: Path = ROOT):
     """The repository's nbgrader configuration (nbgrader_config.py loads it): the course, its folders and
     gradebook in the repository, and the grading steps (pipeline.configure)."""

@@ -28,7 +28,7 @@ from pathlib import Path
 from ..items import ASSIGNMENT, AUTO_ITEMS, ROOT, solution_notebooks
 from ..limits import Limits
 from ..text import clip, failure_page, gradebook_error_after_timeout, grader_error, past_deadline, process_died
-from .course import nbgrader_config, prepare_gradebook, prepare_alembic, write_formgrader_config
+from .course import feedback_page, nbgrader_config, prepare_gradebook, prepare_alembic, write_formgrader_config
 from .gradebook import export, normalise_db_url, submitted_students, zero_submission
 from .pipeline import grade_student, warm_up
 from .progress import progress_display
@@ -90,7 +90,7 @@ def grade_one(record: StudentRecord, staged: Staged, out: str, db_url: str, limi
         record.settle("failed", clip("; ".join(filter(None, [staged.problem, *staged.notes])), "reason"))
         record.seconds = round(time.monotonic() - started, 2)
         save_state(out, record)
-    if not (out / "feedback" / record.student / ASSIGNMENT).is_dir():
+    if not feedback_page(out, record.student).parent.is_dir():
         write_failure_feedback(out, record)
     return record
 
@@ -98,7 +98,7 @@ def grade_one(record: StudentRecord, staged: Staged, out: str, db_url: str, limi
 def write_failure_feedback(out: Path, record: StudentRecord):
     """feedback/<student>/lesson20/lesson20.html for a submission nbgrader produced no feedback for."""
     page = failure_page(ASSIGNMENT, NOTEBOOK, record.status, record.reason, AUTO_ITEMS)
-    path = out / "feedback" / record.student / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    path = feedback_page(out, record.student)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page)
 

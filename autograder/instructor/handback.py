@@ -12,10 +12,9 @@ import os
 import shutil
 from pathlib import Path
 
-from ..items import ASSIGNMENT
 from ..limits import Limits
 from ..text import clip, no_feedback
-from .course import nbgrader_config
+from .course import feedback_page, nbgrader_config
 from .gradebook import newest_record
 from .pipeline import run_with_retries
 
@@ -40,11 +39,11 @@ def rewrite_feedback(db_url: str, students, folders) -> tuple:
             configs[folder] = (cfg, made)
         cfg, made = configs[folder]
         error = run_with_retries(cfg, student, GenerateFeedback)
-        page = made / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
+        page = feedback_page(folder, student, made)
         if error or not page.is_file():
             failed[student] = clip(no_feedback(error or "nbgrader wrote no page"), "reason")
             continue
-        target = folder / "feedback" / student / ASSIGNMENT
+        target = feedback_page(folder, student).parent
         target.mkdir(parents=True, exist_ok=True)
         for made_file in sorted(page.parent.iterdir()):
             os.replace(made_file, target / made_file.name)  # the page a student fetches is whole, old or new

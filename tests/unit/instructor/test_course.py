@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.instructor.course import CLASS_FOLDERS, nbgrader_config, write_formgrader_config
+from autograder.instructor.course import CLASS_FOLDERS, feedback_page, nbgrader_config, write_formgrader_config
 from autograder.instructor.gradebook import COURSE_ID
 from autograder.instructor.pipeline import AUTOGRADE, SANITIZE
 from autograder.items import ASSIGNMENT, SOLUTIONS_DIR
@@ -65,3 +65,15 @@ def test_a_new_gradebook_is_stamped_with_the_revision_alembic_heads_prints(tmp_p
     with create_engine(url).connect() as db:
         stamped = db.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
     assert schema_head() == heads == stamped
+
+
+def test_a_feedback_page_is_where_nbgraders_generate_feedback_writes_it(tmp_path):
+    """nbgrader's own CourseDirectory, configured for a class, names the folder; the page is its notebook's name."""
+    from nbgrader.coursedir import CourseDirectory
+    for feedback_dir in (None, tmp_path / ".feedback-1"):
+        cfg = nbgrader_config(tmp_path, "sqlite://", Limits())
+        if feedback_dir is not None:
+            cfg.CourseDirectory.feedback_directory = str(feedback_dir)
+        coursedir = CourseDirectory(config=cfg)
+        folder = coursedir.format_path(coursedir.feedback_directory, "alice", ASSIGNMENT)
+        assert feedback_page(tmp_path, "alice", feedback_dir) == Path(folder) / f"{ASSIGNMENT}.html"
