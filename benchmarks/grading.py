@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from autograder.items import ASSIGNMENT
+from autograder.sandbox.isolation import remove_cgroup
 
 from .common import ROOT, busy_seconds, format_table, mib
 
@@ -170,14 +171,7 @@ def cpu_counted():
     try:
         yield ["/bin/sh", "-c", f'echo $$ > {folder / "cgroup.procs"} && exec "$@"', "sh"], counted
     finally:
-        for _ in range(200):  # the last processes of the tree may still be exiting
-            try:
-                folder.rmdir()
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.05)
+        remove_cgroup(folder, kill=False, seconds=10)  # the last processes of the tree may still be exiting
 
 
 def _children(proc):

@@ -6,6 +6,7 @@ process. Run as root, the code also runs under an unprivileged uid, inside a mem
 process-count cgroup when the machine allows one. Without bubblewrap: a resource-limited
 subprocess, with a warning that isolation is weaker.
 """
+import contextlib
 import os
 import shutil
 import sys
@@ -157,29 +158,29 @@ class Cgroup:
 
     def close(self):
         for d in self.dirs:
-            procs = d / "cgroup.procs"
-            for _ in range(100):
-                try:
-                    pids = [int(x) for x in procs.read_text().split()]
-                except OSError:
-                    break
-                if not pids:
-                    break
-                for pid in pids:
-                    try:
-                        os.kill(pid, 9)
-                    except OSError:
-                        pass
-                time.sleep(0.02)
-            for _ in range(50):
-                try:
-                    d.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.02)  # the last processes are still exiting
+            remove_cgroup(d)
         self.dirs = []
+
+
+def remove_cgroup(folder: Path, kill: bool = True, seconds: float = 3.0) -> bool:
+    """Removes cgroup `folder`: with `kill`, SIGKILLs what is still in it first; in any case tries again
+    while its last processes exit, for up to `seconds`. True once it is gone (or never was)."""
+    until = time.monotonic() + seconds
+    while True:
+        if kill:
+            with contextlib.suppress(OSError):
+                for pid in (folder / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(OSError):
+                        os.kill(int(pid), 9)
+        try:
+            folder.rmdir()
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            if time.monotonic() >= until:
+                return False
+            time.sleep(0.02)  # the last processes are still exiting
 
 
 def sandbox_uid(pid: int = None):

@@ -19,6 +19,7 @@ import pytest
 from autograder.limits import Limits
 from autograder.instructor.grade import TEST_FAULT
 from autograder.items import AUTO_ITEMS
+from autograder.sandbox.isolation import remove_cgroup
 from tests.submissions import ASSIGNMENT, Append, apply_edit, make_submission
 from tests.integration.test_grade_cli import counts, grade_command
 
@@ -62,14 +63,7 @@ def memory_cgroup(limit: int):
             pytest.skip(f"{folder} has no memory controller")
         yield folder, ["/bin/sh", "-c", f'echo $$ > {folder / "cgroup.procs"} && exec "$@"', "sh"]
     finally:
-        for _ in range(100):
-            try:
-                for pid in (folder / "cgroup.procs").read_text().split():
-                    os.kill(int(pid), 9)
-                folder.rmdir()
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(folder, seconds=10)
 
 
 def oom_kills(folder: Path) -> int:

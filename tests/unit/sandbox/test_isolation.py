@@ -1,11 +1,13 @@
 """autograder.sandbox.isolation: the command that starts the zygote, with and without bubblewrap."""
 import os
+import subprocess
 import sys
+import time
 
 import pytest
 
 from autograder.limits import Limits
-from autograder.sandbox.isolation import BOX, command, have_bwrap, probe_files, sandbox_uid
+from autograder.sandbox.isolation import BOX, command, have_bwrap, probe_files, remove_cgroup, sandbox_uid
 
 
 def test_without_isolation_it_is_a_plain_isolated_python():
@@ -29,3 +31,34 @@ def test_the_uid_is_unprivileged_and_differs_per_grading_process():
     if uid is None:
         pytest.skip("not root or no setpriv: submissions run under the grader's uid")
     assert uid >= 61000 and sandbox_uid(1) == uid != sandbox_uid(2)
+
+
+def test_remove_cgroup_kills_what_is_left_and_gives_up_on_a_folder_that_stays(tmp_path):
+    """A plain folder stands in for a cgroup: its cgroup.procs names a live process, which is killed; the folder
+    (not empty, unlike a real cgroup once its processes are gone) is never removed, and it says so in time."""
+    folder = tmp_path / "group"
+    folder.mkdir()
+    sleeper = subprocess.Popen(["sleep", "60"])
+    (folder / "cgroup.procs").write_text(f"{sleeper.pid}\n")
+    started = time.monotonic()
+    assert remove_cgroup(folder, seconds=0.2) is False
+    assert time.monotonic() - started < 5 and folder.exists()
+    assert sleeper.wait(timeout=5) == -9
+
+
+def test_remove_cgroup_removes_an_empty_folder_and_accepts_a_missing_one(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert remove_cgroup(empty) is True and not empty.exists()
+    assert remove_cgroup(tmp_path / "never-made") is True
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "cgroup.procs").write_text("")
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        (kept / "cgroup.procs").write_text(f"{sleeper.pid}\n")
+        assert remove_cgroup(kept, kill=False, seconds=0.1) is False
+        assert sleeper.poll() is None, "kill=False killed the process"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
