@@ -8,6 +8,7 @@ there (its inputs changed since the release) fails with an internal error, and `
 says the file is stale.
 """
 import copy
+import math
 from pathlib import Path
 
 import torch
@@ -63,7 +64,7 @@ def _same_tensors(a: torch.Tensor, b: torch.Tensor) -> bool:
 def same(a, b) -> bool:
     """Equal plain data: tensors of the same dtype and shape, bit for bit, except float64's last bits
     (FLOAT64_NOISE, a zero's sign included) in tensors and in Python floats, which the same computation
-    on another CPU may change."""
+    on another CPU may change; there a NaN is the same as any NaN."""
     if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
         return isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and _same_tensors(a, b)
     if isinstance(a, dict) and isinstance(b, dict):
@@ -71,6 +72,8 @@ def same(a, b) -> bool:
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
     if type(a) is float and type(b) is float:  # a Python float is a float64 (a loss), with its last bits
+        if math.isnan(a) or math.isnan(b):  # a NaN is the same as a NaN, as in float64 tensors
+            return math.isnan(a) and math.isnan(b)
         return a == b or (abs(a - b) <= FLOAT64_NOISE * max(1.0, abs(a), abs(b)))
     return type(a) is type(b) and a == b
 
