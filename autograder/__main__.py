@@ -99,7 +99,9 @@ def cmd_export(args):
     if args.no_feedback:
         return 0
     from .instructor.handback import rewrite_feedback
-    written, failed = rewrite_feedback(db_url, doc["students"], [out, *sources])
+    from .text import waiting_for_grade
+    written, failed = rewrite_feedback(db_url, doc["students"], [out, *sources],
+                                       waiting=lambda folder: print(waiting_for_grade(folder), file=sys.stderr, flush=True))
     print(f"Wrote the feedback pages of {len(written)} graded students again, with what the gradebook holds now.")
     for student, why in failed.items():  # the grades are written: only the page is the one `grade` wrote
         print(f"{student}: {why}; the page from `grade` is left as it was", file=sys.stderr)

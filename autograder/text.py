@@ -319,6 +319,11 @@ def no_feedback(error) -> str:
     return f"no feedback: {error}"
 
 
+def waiting_for_grade(folder) -> str:
+    return (f"export: a `grade` is running in {folder}; the feedback pages are written again once it has "
+            "finished (the grades are written already)")
+
+
 def grader_error(detail: str) -> str:
     return f"grader error: {detail}"
 

@@ -28,6 +28,13 @@ def feedback_page(out: Path, student: str, feedback_dir: Path = None) -> Path:
     return folder / student / ASSIGNMENT / f"{ASSIGNMENT}.html"
 
 
+def pages_lock(out: Path) -> Path:
+    """The lock of a class's feedback pages: `grade` holds it shared while it grades in OUT (it removes and
+    writes pages, and the autograded notebooks they are made from); `export` holds it alone while it
+    writes pages again, so that it never reads what a grade is halfway through."""
+    return Path(out) / ".feedback.lock"
+
+
 def course_config(root: Path = ROOT):
     """The repository's nbgrader configuration (nbgrader_config.py loads it): the course, its folders and
     gradebook in the repository, and the grading steps (pipeline.configure)."""

@@ -16,8 +16,10 @@ def write_atomic(path: Path, text: str, force: bool = False):
 
 
 @contextlib.contextmanager
-def file_lock(path: Path):
-    """An exclusive lock on a file, held by this process until the block ends (POSIX; no-op elsewhere)."""
+def file_lock(path: Path, shared: bool = False, waiting=None):
+    """A lock on a file, held by this process until the block ends (POSIX; no-op elsewhere): exclusive, or
+    `shared` with other shared holders. `waiting()` is called once, if given, when another holder makes this
+    one wait."""
     try:
         import fcntl
     except ImportError:  # Windows: one grading process per output folder
@@ -25,8 +27,14 @@ def file_lock(path: Path):
         return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(handle, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if waiting is not None:
+                waiting()
+            fcntl.flock(handle, mode)
         try:
             yield
         finally:

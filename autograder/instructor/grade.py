@@ -28,7 +28,9 @@ from pathlib import Path
 from ..items import ASSIGNMENT, AUTO_ITEMS, ROOT, solution_notebooks
 from ..limits import Limits
 from ..text import clip, failure_page, gradebook_error_after_timeout, grader_error, past_deadline, process_died
-from .course import feedback_page, nbgrader_config, prepare_gradebook, prepare_alembic, write_formgrader_config
+from .course import (feedback_page, nbgrader_config, pages_lock, prepare_gradebook, prepare_alembic,
+                     write_formgrader_config)
+from .files import file_lock
 from .gradebook import export, normalise_db_url, submitted_students, zero_submission
 from .pipeline import grade_student, warm_up
 from .progress import progress_display
@@ -116,23 +118,24 @@ def grade_class(submitted_dir, out_dir, jobs=None, db_url=None, limits: Limits =
     names = select_students(submitted, students, shard)
     prints = {n: fingerprint(submitted / n, limits, grader) for n in names}  # each submission hashed once
     changed = {n for n in names if force or _changed(out, n, prints[n])}
-    # the grading processes warm up (imports, the reference, the sandbox) while the gradebook is set up
-    spawn = multiprocessing.get_context("spawn")  # no forked torch or sqlite state in workers
-    pool = Workers(_grade_in_worker, max(1, jobs or os.cpu_count() or 1), limits.student_seconds, spawn,
-                   warm=(warm_up, (limits,)))
-    try:
-        pool.start(len(changed))
-        prepare_alembic()
-        prepare_gradebook(nbgrader_config(out, db_url, limits), out)
-        write_formgrader_config(out, db_url)
-        in_gradebook = submitted_students(db_url)
-        todo = [n for n in names if n in changed or (usable_id(n) and n not in in_gradebook)]  # e.g. a new gradebook
-        print(f"{len(names)} students selected: grading {len(todo)}, "
-              f"{len(names) - len(todo)} unchanged since the last run", file=sys.stderr, flush=True)
-        if todo:
-            _grade_all(pool, todo, submitted, out, db_url, limits, prints, progress)
-    finally:
-        pool.close()
+    with file_lock(pages_lock(out), shared=True):  # export's rewrite of the pages waits for this run
+        # the grading processes warm up (imports, the reference, the sandbox) while the gradebook is set up
+        spawn = multiprocessing.get_context("spawn")  # no forked torch or sqlite state in workers
+        pool = Workers(_grade_in_worker, max(1, jobs or os.cpu_count() or 1), limits.student_seconds, spawn,
+                       warm=(warm_up, (limits,)))
+        try:
+            pool.start(len(changed))
+            prepare_alembic()
+            prepare_gradebook(nbgrader_config(out, db_url, limits), out)
+            write_formgrader_config(out, db_url)
+            in_gradebook = submitted_students(db_url)
+            todo = [n for n in names if n in changed or (usable_id(n) and n not in in_gradebook)]  # e.g. a new gradebook
+            print(f"{len(names)} students selected: grading {len(todo)}, "
+                  f"{len(names) - len(todo)} unchanged since the last run", file=sys.stderr, flush=True)
+            if todo:
+                _grade_all(pool, todo, submitted, out, db_url, limits, prints, progress)
+        finally:
+            pool.close()
     return export(out, db_url)
 
 

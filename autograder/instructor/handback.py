@@ -8,20 +8,34 @@ GenerateFeedback step and configuration as `grade`: the page is the one `grade` 
 made in a folder of its own and moved into place only once it is whole, so a page that cannot be made leaves
 the one there as it was.
 """
+import contextlib
 import os
 import shutil
 from pathlib import Path
 
 from ..limits import Limits
 from ..text import clip, no_feedback
-from .course import feedback_page, nbgrader_config
+from .course import feedback_page, nbgrader_config, pages_lock
+from .files import file_lock
 from .gradebook import newest_record
 from .pipeline import run_with_retries
 
 
-def rewrite_feedback(db_url: str, students, folders) -> tuple:
+def rewrite_feedback(db_url: str, students, folders, waiting=None) -> tuple:
     """Write again the feedback page of each of `students` whose newest record says graded. Returns (the
-    students whose page was written, {student: why not} for those whose page could not be)."""
+    students whose page was written, {student: why not} for those whose page could not be).
+
+    Each folder's pages lock (course.pages_lock) is held alone throughout: a `grade` running in one of them
+    is waited for (`waiting(folder)` is called, if given, when it has to wait), so that no page is made from
+    an autograded notebook that grade is halfway through writing."""
+    with contextlib.ExitStack() as locks:
+        for folder in sorted({Path(f).resolve() for f in folders if Path(f).is_dir()}):  # one order: no deadlock
+            told = (lambda f=folder: waiting(f)) if waiting is not None else None
+            locks.enter_context(file_lock(pages_lock(folder), waiting=told))
+        return _rewrite(db_url, students, folders)
+
+
+def _rewrite(db_url: str, students, folders) -> tuple:
     from nbgrader.converters import GenerateFeedback
     where = {}
     for student in students:

@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import get_args
@@ -294,8 +295,19 @@ def test_export_from_the_records_is_the_gradebook_after_grading_and_after_an_ove
     broken = out / "autograded" / "renamed" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     broken.chmod(0o644)
     broken.write_text(broken.read_text()[:2000])  # its page cannot be made again: nbgrader fails part-way
-    done = subprocess.run([sys.executable, "-m", "autograder", "export", "--out", str(out)],
-                          capture_output=True, text=True, timeout=120)
+    from autograder.instructor.course import pages_lock
+    from autograder.instructor.files import file_lock
+    with file_lock(pages_lock(out), shared=True):  # a grade still running there: export waits for it, and says so
+        proc = subprocess.Popen([sys.executable, "-m", "autograder", "export", "--out", str(out)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        killer = threading.Timer(120, proc.kill)  # a hang fails the test instead of stalling it
+        killer.daemon = True
+        killer.start()
+        first = proc.stderr.readline()
+        assert "a `grade` is running in" in first and proc.poll() is None, first
+    stdout, stderr = proc.communicate(timeout=120)
+    killer.cancel()
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, first + stderr)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "renamed: no feedback:" in done.stderr and "page from `grade` is left as it was" in done.stderr
     assert "feedback pages of 2 graded students again" in done.stdout

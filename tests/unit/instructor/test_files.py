@@ -1,4 +1,4 @@
-"""autograder.instructor.files: atomic writes that leave an unchanged file alone, and an exclusive file lock."""
+"""autograder.instructor.files: atomic writes that leave an unchanged file alone, and a file lock (exclusive or shared)."""
 import multiprocessing
 import os
 
@@ -44,3 +44,23 @@ def test_the_lock_is_exclusive_while_held(tmp_path):
     other.start()
     other.join(30)
     assert results.get(timeout=30) == "got it"
+
+
+def test_shared_holders_hold_together_and_an_exclusive_one_waits_for_them_and_says_so(tmp_path):
+    """Two `grade` runs in one folder share the pages lock; `export` waits for both, and is told once."""
+    import threading
+    path, told, order = tmp_path / "pages.lock", [], []
+    with file_lock(path, shared=True), file_lock(path, shared=True, waiting=lambda: told.append("shared")):
+        def exclusive():
+            with file_lock(path, waiting=lambda: told.append("exclusive")):
+                order.append("exclusive held")
+        waiter = threading.Thread(target=exclusive)
+        waiter.start()
+        waiter.join(0.5)
+        assert waiter.is_alive() and told == ["exclusive"], "the exclusive holder did not wait for the shared ones"
+        order.append("shared released")
+    waiter.join(30)
+    assert order == ["shared released", "exclusive held"] and told == ["exclusive"]
+    with file_lock(path, waiting=lambda: told.append("free")):
+        pass
+    assert told == ["exclusive"], "waiting() was called for a lock nobody held"

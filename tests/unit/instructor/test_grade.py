@@ -67,3 +67,40 @@ def test_the_failure_page_escapes_the_reason_and_lists_every_item_at_zero(tmp_pa
     assert "script" not in page.tags and reason in text and "failed" in text
     for item in AUTO_ITEMS:
         assert f"{item.title}0 / {item.points:g}" in text
+
+
+class _NoWorkers:
+    """Workers stood in for: no grading process is started."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def start(self, count):
+        pass
+
+    def close(self):
+        pass
+
+
+def test_the_pages_lock_is_held_shared_while_the_class_grades(tmp_path, submission, monkeypatch):
+    """`export`'s rewrite of the pages (exclusive) cannot start while a grade stages, grades and writes pages in
+    the folder; another grade (a shard in the same folder) can; once grade is done, export can."""
+    import fcntl
+    from autograder.instructor.course import pages_lock
+    out, seen = tmp_path.parent / f"{tmp_path.name}-out", {}
+
+    def attempt(mode):
+        with open(pages_lock(out), "a") as handle:
+            try:
+                fcntl.flock(handle, mode | fcntl.LOCK_NB)
+                return "got it"
+            except BlockingIOError:
+                return "blocked"
+
+    def grade_all(pool, todo, *args):
+        seen["exclusive"], seen["shared"], seen["todo"] = attempt(fcntl.LOCK_EX), attempt(fcntl.LOCK_SH), todo
+    monkeypatch.setattr(grade, "Workers", _NoWorkers)
+    monkeypatch.setattr(grade, "_grade_all", grade_all)
+    grade.grade_class(submission.parent, out, jobs=1, progress=False)
+    assert seen == {"exclusive": "blocked", "shared": "got it", "todo": ["ada"]}
+    assert attempt(fcntl.LOCK_EX) == "got it"

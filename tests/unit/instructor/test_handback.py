@@ -61,3 +61,27 @@ def test_a_page_that_fails_part_way_leaves_the_old_one_whole(tmp_path, monkeypat
     assert page_of(tmp_path, "bob").read_text() == "bob: the page grade wrote"
     assert page_of(tmp_path, "alice").read_text() == "alice: the page now"
     assert not list(tmp_path.glob(".feedback-*"))
+
+
+def test_a_grade_running_in_the_folder_is_waited_for_and_what_it_graded_is_read_after_it(tmp_path, monkeypatch):
+    """grade holds the folder's pages lock shared while it grades; the rewrite waits for it (and says so), then
+    reads the records as that grade left them: bob, whom it graded again and failed, keeps grade's page."""
+    import threading
+    from autograder.instructor.course import pages_lock
+    from autograder.instructor.files import file_lock
+    graded_class(tmp_path, {"alice": "graded", "bob": "graded"})
+    monkeypatch.setattr(handback, "run_with_retries", converter({}, []))
+    told, done = [], {}
+    with file_lock(pages_lock(tmp_path), shared=True):  # a grade, running
+        export = threading.Thread(target=lambda: done.update(result=handback.rewrite_feedback(
+            "sqlite://", ["alice", "bob"], [tmp_path], waiting=told.append)))
+        export.start()
+        export.join(0.5)
+        assert export.is_alive() and told == [tmp_path.resolve()], "the rewrite did not wait for the grade"
+        assert page_of(tmp_path, "alice").read_text() == "alice: the page grade wrote"
+        time.sleep(0.01)
+        graded_class(tmp_path, {"bob": "failed"})  # the grade's newer record, and its page
+    export.join(30)
+    assert done["result"] == (["alice"], {})
+    assert page_of(tmp_path, "alice").read_text() == "alice: the page now"
+    assert page_of(tmp_path, "bob").read_text() == "bob: the page grade wrote"
