@@ -25,15 +25,22 @@ class RiseWatch(threading.Thread):
 
 
 class Measurement:
-    """What one call adds to the sandbox's memory: started before the request is sent, finished after its
-    answer came (a no-op where there is no cgroup, or when nothing is to be measured)."""
+    """What one call adds to the sandbox's memory: `with Measurement(cgroup) as memory:` around sending the
+    request and reading its answer (a no-op where there is no cgroup, or when nothing is to be measured).
+
+    A context manager, so that the sampling thread ends however the call ends: one left running (a request
+    that could not be sent, say) reads the cgroup every millisecond for as long as the grading process lives."""
 
     def __init__(self, cgroup):
-        self.cgroup = cgroup
-        self.baseline = cgroup.reset_peak() if cgroup is not None else None
-        self.watch = RiseWatch(cgroup, self.baseline) if self.baseline is not None else None
+        self.cgroup, self.rise = cgroup, 0
+        self.baseline = self.watch = None
 
-    def stop(self):
+    def __enter__(self) -> "Measurement":
+        self.baseline = self.cgroup.reset_peak() if self.cgroup is not None else None
+        self.watch = RiseWatch(self.cgroup, self.baseline) if self.baseline is not None else None
+        return self
+
+    def __exit__(self, *exc_info):
         self.rise = self.watch.stop() if self.watch is not None else 0
 
     def add_to(self, answer: dict):

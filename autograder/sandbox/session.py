@@ -85,7 +85,6 @@ class Sandbox(Loading, ItemForks):
                 deadline = time.monotonic() + min(timeout, within - self.reload_seconds)
         if not self.fork_open:
             self._open_fork(deadline, doing)
-        memory = Measurement(cgroup)
         if self.fork_flags:
             flags, self.fork_flags = self.fork_flags, []
             return {"status": "tampered", "flags": flags}
@@ -96,12 +95,10 @@ class Sandbox(Loading, ItemForks):
         nonce = secrets.token_hex(16)
         header = {"id": self.requests, "nonce": nonce, "probe": probe, "size": len(data),
                   "cpu_seconds": int(timeout) + 1}
-        self._send(protocol.request(header, data), deadline, doing)
         limit = self.limits.max_answer_mb * 2**20
-        try:
+        with Measurement(cgroup) as memory:  # from just before the request is sent until its answer is read
+            self._send(protocol.request(header, data), deadline, doing)
             answer = self._guard(lambda: self.channel.answer(self.requests, deadline, limit, nonce), doing)
-        finally:
-            memory.stop()
         memory.add_to(answer)
         forged = self._forgery()
         if forged:

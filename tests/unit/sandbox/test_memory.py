@@ -1,5 +1,9 @@
 """autograder.sandbox.memory: what one call adds, from the cgroup's peak and the sampled rise, ballast or not."""
-from autograder.sandbox.memory import Measurement
+import threading
+
+import pytest
+
+from autograder.sandbox.memory import Measurement, RiseWatch
 
 
 class FakeCgroup:
@@ -17,20 +21,35 @@ class FakeCgroup:
 
 
 def test_the_added_memory_is_the_peak_over_the_lower_of_start_and_end():
-    measurement = Measurement(FakeCgroup([100], peak=150, after=90))
-    measurement.stop()
+    with Measurement(FakeCgroup([100], peak=150, after=90)) as measurement:
+        pass
     answer = {"status": "ok"}
     measurement.add_to(answer)
     assert answer["memory"] == {"baseline": 100, "peak": 150, "after": 90, "added": 60}
 
 
 def test_nothing_is_measured_without_a_cgroup_or_for_a_failed_answer():
-    none = Measurement(None)
-    none.stop()
+    with Measurement(None) as none:
+        pass
     answer = {"status": "ok"}
     none.add_to(answer)
-    failed = Measurement(FakeCgroup([100], peak=150, after=90))
-    failed.stop()
+    with Measurement(FakeCgroup([100], peak=150, after=90)) as failed:
+        pass
     raised = {"status": "raised"}
     failed.add_to(raised)
     assert "memory" not in answer and "memory" not in raised
+
+
+def watches() -> list:
+    return [t for t in threading.enumerate() if isinstance(t, RiseWatch)]
+
+
+def test_the_sampling_thread_ends_however_the_call_ends():
+    """A request that cannot be sent (the child died) raises inside the measurement: its thread, which reads
+    the cgroup every millisecond, must not outlive it (before, each such request left one for good)."""
+    before = watches()
+    with pytest.raises(OSError):
+        with Measurement(FakeCgroup([100, 120, 110], peak=150, after=90)):
+            assert len(watches()) == len(before) + 1
+            raise OSError("the request could not be sent")
+    assert watches() == before
