@@ -40,6 +40,7 @@ class Graded:
     seconds: float
     worker: int           # pid of the grading process
     left_behind: list = field(default_factory=list)  # sandbox processes alive after grading, zygotes aside
+    threads_left: list = field(default_factory=list)  # threads grading started in the grading process, still running
     review: dict = field(default_factory=dict)  # item -> tamper flags, for the items set aside for review
 
 
@@ -66,7 +67,9 @@ def grade_variant(name: str, path: str = None) -> Graded:
     from autograder.sandbox import sandbox_uid
     from tests.submissions import failed_messages, grade_variant_notebook
 
+    before = set(threading.enumerate())
     result, seconds = grade_variant_notebook(VARIANTS[name], read_notebook(path) if path else None)
+    threads = threads_started_since(before)
     left = []
     uid = sandbox_uid()
     if uid is not None:
@@ -74,7 +77,22 @@ def grade_variant(name: str, path: str = None) -> Graded:
         left = [f"{pid}: {cmd}" for pid, (inner, cmd) in processes_of(uid).items() if inner != 2]
     return Graded(name, result.status, result.reason, {i: r.score for i, r in result.items.items()},
                   failed_messages(result), {i: result.report(i) for i in result.items}, seconds, os.getpid(), left,
-                  result.review)
+                  threads, result.review)
+
+
+def threads_started_since(before: set, grace: float = 3.0) -> list:
+    """The names of the threads of this process not in `before` that are still running after `grace` seconds,
+    but the output drains of the zygotes this process keeps for its next submissions. A grading that leaves
+    one (a sandbox's output drain, a memory measurement's sampler) slows every later submission of its
+    grading process, for as long as that process lives."""
+    from autograder.sandbox import zygote
+    deadline = time.monotonic() + grace
+    while True:
+        kept = {z.err for z in zygote._SHARED.values() if z.alive}  # a zygote's own drain lives as long as it
+        new = [t for t in threading.enumerate() if t not in before and t not in kept and t.is_alive()]
+        if not new or time.monotonic() > deadline:
+            return [f"{type(t).__name__} {t.name}" for t in new]
+        time.sleep(0.05)
 
 
 class Listener(threading.Thread):

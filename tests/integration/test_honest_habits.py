@@ -44,6 +44,8 @@ def what_went_wrong(g) -> list:
         found.append(f"graded in {g.seconds:.0f} s, past the per-student deadline ({Limits.for_timeout().student_seconds} s)")
     if g.left_behind:
         found.append(f"processes left in the sandbox after grading: {g.left_behind[:5]}")
+    if g.threads_left:
+        found.append(f"threads left running in the grading process: {g.threads_left[:5]}")
     return found
 
 

@@ -117,15 +117,17 @@ def test_the_first_try_of_a_duplicated_solution_would_lose_points(saved_realisti
 @pytest.fixture
 def graded_directly(graded_corpus) -> dict:
     """Every realistic notebook graded once, from its saved file, with grade_notebook and the rest of the corpus
-    (tests/corpus.py): variant -> (status, reason, scores, reports)."""
-    return {name: (g.status, g.reason, g.scores, g.reports)
+    (tests/corpus.py): variant -> (status, reason, scores, reports, threads left running)."""
+    return {name: (g.status, g.reason, g.scores, g.reports, g.threads_left)
             for name, g in graded_corpus["graded"].items() if name in REALISTIC}
 
 
 @pytest.mark.parametrize("name", REALISTIC)
 def test_full_marks_graded_directly(graded_directly, name):
-    status, reason, scores, reports = graded_directly[name]
+    status, reason, scores, reports, threads_left = graded_directly[name]
     found = judge(name, status, scores)
+    if threads_left:
+        found.append(f"threads left running in the grading process: {threads_left[:5]}")
     if needs_repair(name):
         text = " ".join([reason, *reports.values()]).lower()
         if REPAIR_WORD not in text:

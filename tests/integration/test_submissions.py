@@ -34,6 +34,8 @@ def problems(graded_corpus, name):
     found = judge(name, g.status, g.scores, twin, g.review)
     if g.left_behind:
         found.append(f"processes left in the sandbox after grading: {g.left_behind[:5]}")
+    if g.threads_left:
+        found.append(f"threads left running in the grading process: {g.threads_left[:5]}")
     return found
 
 
