@@ -105,6 +105,9 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
         message = sandbox_failure(exc)
         status = "timeout" if exc.reason == "timeout" else "failed"
         return SubmissionResult(status, message, _zero(item_ids, message, exc.reason), repairs=repairs)
+    except BaseException:  # anything else too: a child left running would share the next student's sandbox
+        sandbox.close()
+        raise
     for p in problems:
         p["item"] = owner.get(p["cell"], "")
     try:

@@ -61,6 +61,11 @@ class Loading:
         self.flags = list(dict.fromkeys(self.flags + flags_of(hello) + self._forgery()))
         problems = hello.get("problems")
         problems = [p for p in (problems if isinstance(problems, list) else [])[:50] if isinstance(p, dict)]
-        self.stopped |= {p.get("cell") for p in problems if p.get("type") == "CellTimeout"}
+        self.stopped |= stopped_cells(problems)
         return problems
 
+
+def stopped_cells(problems: list) -> set:
+    """The indexes of the cells the child says ran past their time: whole numbers only, for the message is
+    the child's (a list there would make the set, and so the whole submission's grading, raise)."""
+    return {p["cell"] for p in problems if p.get("type") == "CellTimeout" and type(p.get("cell")) is int}

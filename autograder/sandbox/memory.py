@@ -44,7 +44,9 @@ class Measurement:
         self.rise = self.watch.stop() if self.watch is not None else 0
 
     def add_to(self, answer: dict):
-        """Add {"memory": {"baseline", "peak", "after", "added"}} (bytes) to an ok answer."""
+        """Add {"memory": {"baseline", "peak", "after", "added"}} (bytes) to an ok answer; without a measurement,
+        take away any "memory" the sandbox put there itself (only the grader measures)."""
+        answer.pop("memory", None)
         measured = self.cgroup.peak() if self.baseline is not None else None
         if measured is not None and answer.get("status") == "ok":
             # what the call added, whatever it freed meanwhile: memory held before the call and let go during

@@ -47,3 +47,27 @@ def test_the_notebooks_own_repairs_head_the_first_items_report_only():
     result = SubmissionResult("graded", items={i.id: ItemResult(i, [Outcome("ran", True, "")]) for i in (first, second)},
                               repairs=[Repair("", "the notebook's language_info was missing: repaired")])
     assert "language_info" in result.report(first.id) and "language_info" not in result.report(second.id)
+
+
+def test_a_sandbox_that_breaks_unexpectedly_while_loading_is_still_closed(monkeypatch):
+    """Whatever start() raises, the sandbox is closed before the error goes up: a child left running would
+    share the sandbox (its /tmp, its processes, its memory cgroup) with the next student of the grading process."""
+    import pytest
+
+    from autograder import grading
+    closed = []
+
+    class Breaks:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def start(self):
+            raise TypeError("unhashable type: 'list'")
+
+        def close(self):
+            closed.append(True)
+
+    monkeypatch.setattr(grading, "Sandbox", Breaks)
+    with pytest.raises(TypeError):
+        grading.grade_notebook(make_submission("reference"))
+    assert closed == [True]

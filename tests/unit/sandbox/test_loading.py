@@ -3,6 +3,7 @@ import warnings
 
 from autograder.limits import Limits
 from autograder.sandbox import Sandbox
+from autograder.sandbox.loading import stopped_cells
 
 
 def test_a_cell_that_ends_the_process_is_left_out_of_a_fresh_run():
@@ -18,3 +19,11 @@ def test_a_cell_that_ends_the_process_is_left_out_of_a_fresh_run():
         assert sandbox.request("q5_answer", {}, timeout=30)["answer"]["value"] == "b"
     finally:
         sandbox.close()
+
+
+def test_only_whole_cell_numbers_are_taken_as_stopped_cells():
+    """The child's word, signed but written by a process the student's code may have taken over: a cell that is
+    a list (unhashable) or a bool is not a cell, and must not make grading the submission raise."""
+    problems = [{"type": "CellTimeout", "cell": 3}, {"type": "CellTimeout", "cell": [1]},
+                {"type": "CellTimeout", "cell": True}, {"type": "NameError", "cell": 4}]
+    assert stopped_cells(problems) == {3}

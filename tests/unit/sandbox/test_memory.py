@@ -53,3 +53,13 @@ def test_the_sampling_thread_ends_however_the_call_ends():
             assert len(watches()) == len(before) + 1
             raise OSError("the request could not be sent")
     assert watches() == before
+
+
+def test_a_memory_figure_the_sandbox_wrote_itself_is_taken_away():
+    """Where nothing is measured (no cgroup), a "memory" the child put in its answer must not reach the checks,
+    which would take it for the grader's measurement."""
+    forged = {"status": "ok", "memory": {"baseline": 0, "peak": 0, "after": 0, "added": 0}}
+    with Measurement(None) as none:
+        pass
+    none.add_to(forged)
+    assert "memory" not in forged
