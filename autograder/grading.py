@@ -98,19 +98,15 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
     owner = {c.index: c.item for c in cells}
     units = getattr(reference, "units", None) or {}
     sandbox = Sandbox([c.plain() for c in cells], limits, isolate=isolate, files=files)
-    try:
-        problems = [plain_problem(p) for p in sandbox.start()]
-    except SandboxError as exc:
-        sandbox.close()
-        message = sandbox_failure(exc)
-        status = "timeout" if exc.reason == "timeout" else "failed"
-        return SubmissionResult(status, message, _zero(item_ids, message, exc.reason), repairs=repairs)
-    except BaseException:  # anything else too: a child left running would share the next student's sandbox
-        sandbox.close()
-        raise
-    for p in problems:
-        p["item"] = owner.get(p["cell"], "")
-    try:
+    try:  # closed however grading ends: a child left running would share the next student's sandbox
+        try:
+            problems = [plain_problem(p) for p in sandbox.start()]
+        except SandboxError as exc:
+            message = sandbox_failure(exc)
+            status = "timeout" if exc.reason == "timeout" else "failed"
+            return SubmissionResult(status, message, _zero(item_ids, message, exc.reason), repairs=repairs)
+        for p in problems:
+            p["item"] = owner.get(p["cell"], "")
         sources = [c.source for c in cells]
         setups = {i: plan(i, [c.source for c in cells if c.item == i], sources, units) for i in item_ids} if units else {}
         student = SandboxStudent(sandbox, limits.item_seconds, limits.checks_seconds, setups)

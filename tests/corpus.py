@@ -80,6 +80,16 @@ def grade_variant(name: str, path: str = None) -> Graded:
                   threads, result.review)
 
 
+def what_it_left(g: Graded) -> list:
+    """What grading variant `g` left running, as failure lines: processes in the sandbox, threads in the grader."""
+    found = []
+    if g.left_behind:
+        found.append(f"processes left in the sandbox after grading: {g.left_behind[:5]}")
+    if g.threads_left:
+        found.append(f"threads left running in the grading process: {g.threads_left[:5]}")
+    return found
+
+
 def threads_started_since(before: set, grace: float = 3.0) -> list:
     """The names of the threads of this process not in `before` that are still running after `grace` seconds,
     but the output drains of the zygotes this process keeps for its next submissions. A grading that leaves

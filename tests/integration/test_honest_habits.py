@@ -7,7 +7,7 @@ audit hook mistaking an honest habit for an attack: the test names the variant, 
 """
 import pytest
 
-from tests.corpus import HABITS
+from tests.corpus import HABITS, what_it_left
 from tests.submissions import VARIANTS, full_marks
 
 pytestmark = pytest.mark.slow
@@ -42,10 +42,7 @@ def what_went_wrong(g) -> list:
     from autograder.limits import Limits
     if g.seconds >= Limits.for_timeout().student_seconds:
         found.append(f"graded in {g.seconds:.0f} s, past the per-student deadline ({Limits.for_timeout().student_seconds} s)")
-    if g.left_behind:
-        found.append(f"processes left in the sandbox after grading: {g.left_behind[:5]}")
-    if g.threads_left:
-        found.append(f"threads left running in the grading process: {g.threads_left[:5]}")
+    found += what_it_left(g)
     return found
 
 

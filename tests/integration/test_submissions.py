@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus import JOBS, processes_of
+from tests.corpus import JOBS, processes_of, what_it_left
 from tests.submissions import VARIANTS, judge, names
 from tests.submissions.hostile import NETWORK_PORT, OUTSIDE_PATHS
 from tests.submissions.unseen import names_cause
@@ -32,10 +32,7 @@ def problems(graded_corpus, name):
     g = graded_corpus["graded"][name]
     twin = graded_corpus["graded"][VARIANTS[name].twin].scores if VARIANTS[name].twin else None
     found = judge(name, g.status, g.scores, twin, g.review)
-    if g.left_behind:
-        found.append(f"processes left in the sandbox after grading: {g.left_behind[:5]}")
-    if g.threads_left:
-        found.append(f"threads left running in the grading process: {g.threads_left[:5]}")
+    found += what_it_left(g)
     return found
 
 
