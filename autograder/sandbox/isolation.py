@@ -63,6 +63,7 @@ class Cgroup:
 
     def __init__(self, limits: Limits):
         self.dirs = []
+        self._peak_fd = None  # memory.peak (v2) or memory.max_usage_in_bytes (v1), open since the last reset
         self.name = f"lesson20-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         memory, pids = str(limits.memory_mb * 2**20), str(limits.max_processes)
         period = 100_000
@@ -121,25 +122,39 @@ class Cgroup:
 
     def reset_peak(self):
         """Start a new peak-memory measurement; returns the memory in use now (bytes), or None where the
-        kernel cannot reset the peak (then nothing can be measured). Read by the grader, never the sandbox."""
+        kernel cannot reset the peak (then nothing can be measured). Read by the grader, never the sandbox.
+
+        The peak file stays open until the next reset: from Linux 6.12, cgroup v2 keeps a reset of
+        memory.peak per open file, so only a read through the descriptor that wrote it gives the peak since
+        the reset (another open would read the peak since the cgroup was made). v1 reads the same either way."""
+        self._close_peak()
         peak, usage = self._memory("memory.max_usage_in_bytes", "memory.peak"), self._memory(
             "memory.usage_in_bytes", "memory.current")
         if peak is None or usage is None:
             return None
         try:
-            peak.write_text("0")
+            self._peak_fd = os.open(peak, os.O_RDWR)
+            os.write(self._peak_fd, b"0")
             return int(usage.read_text())
         except (OSError, ValueError):
+            self._close_peak()
             return None
 
     def peak(self):
         """(highest memory use since reset_peak(), memory in use now) in bytes, or None."""
-        peak, usage = self._memory("memory.max_usage_in_bytes", "memory.peak"), self._memory(
-            "memory.usage_in_bytes", "memory.current")
-        try:
-            return int(peak.read_text()), int(usage.read_text())
-        except (OSError, ValueError, AttributeError):
+        usage = self._memory("memory.usage_in_bytes", "memory.current")
+        if self._peak_fd is None or usage is None:
             return None
+        try:
+            return int(os.pread(self._peak_fd, 64, 0)), int(usage.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def _close_peak(self):
+        if self._peak_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._peak_fd)
+            self._peak_fd = None
 
     def usage(self):
         """The memory in use now (bytes), or None."""
@@ -157,6 +172,7 @@ class Cgroup:
         return ["/bin/sh", "-c", f'{moves} && exec "$@"', "sh"]
 
     def close(self):
+        self._close_peak()
         for d in self.dirs:
             remove_cgroup(d)
         self.dirs = []

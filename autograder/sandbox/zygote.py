@@ -48,11 +48,17 @@ class Zygote:
         self.scratch = None if isolate else tempfile.mkdtemp(prefix="lesson20-zygote-")
         if self.scratch:
             env["TMPDIR"] = self.scratch
-        self.proc = subprocess.Popen(command(limits, isolate, self.uid, self.cgroup), stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, pass_fds=(theirs.fileno(),),
-                                     env=env, cwd="/" if isolate else str(HERE), start_new_session=True)
-        theirs.close()
-        self.sock = ours
+        self.proc, self.sock = None, ours
+        try:
+            self.proc = subprocess.Popen(command(limits, isolate, self.uid, self.cgroup), stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                         pass_fds=(theirs.fileno(),), env=env, cwd="/" if isolate else str(HERE),
+                                         start_new_session=True)
+        except BaseException:  # no process (no memory, no bubblewrap...): its cgroups and scratch go now, not at exit
+            self.close()
+            raise
+        finally:
+            theirs.close()
         self.err = Drain(os.dup(self.proc.stderr.fileno()), 64 * 1024)  # its last line says why it stopped
         self.proc.stderr.close()
         try:

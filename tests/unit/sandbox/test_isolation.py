@@ -7,7 +7,7 @@ import time
 import pytest
 
 from autograder.limits import Limits
-from autograder.sandbox.isolation import BOX, command, have_bwrap, probe_files, remove_cgroup, sandbox_uid
+from autograder.sandbox.isolation import BOX, Cgroup, command, have_bwrap, probe_files, remove_cgroup, sandbox_uid
 
 
 def test_without_isolation_it_is_a_plain_isolated_python():
@@ -62,3 +62,24 @@ def test_remove_cgroup_removes_an_empty_folder_and_accepts_a_missing_one(tmp_pat
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_the_peak_is_read_through_the_descriptor_that_reset_it(tmp_path, monkeypatch):
+    """cgroup v2 from Linux 6.12 keeps a reset of memory.peak per open file: a fresh open reads the peak since
+    the cgroup was made. A plain folder plays the kernel: after the reset, the path names a new file holding the
+    whole-life peak, while the file the reset went through holds the peak since then."""
+    monkeypatch.setattr(Cgroup, "ROOT", tmp_path)
+    (tmp_path / "cgroup.controllers").write_text("memory pids")
+    group = Cgroup(Limits())
+    folder = group.dirs[0]
+    (folder / "memory.current").write_text("100")
+    (folder / "memory.peak").write_text("5000")
+    assert group.reset_peak() == 100
+    (folder / "memory.peak").rename(folder / "reset-through")
+    (folder / "memory.peak").write_text("5000")                 # what another open would read
+    (folder / "reset-through").write_text("150")                # what the resetting descriptor reads
+    assert group.peak() == (150, 100)
+    for f in folder.iterdir():
+        f.unlink()
+    group.close()
+    assert not folder.exists()

@@ -3,7 +3,10 @@
 import os
 import warnings
 
+import pytest
+
 from autograder.limits import Limits
+from autograder.sandbox import zygote as module
 from autograder.sandbox.zygote import close_all, shared_zygote
 
 
@@ -19,3 +22,16 @@ def test_one_zygote_is_shared_until_it_is_closed():
     finally:
         close_all()
     assert not zygote.alive and not os.path.exists(scratch)
+
+
+def test_a_zygote_that_cannot_start_leaves_nothing_behind(tmp_path, monkeypatch):
+    """Popen itself fails (no memory, no executable): the zygote's scratch folder (and its cgroups, as root) go
+    with the error, not when the grading process ends."""
+    def no_process(*args, **kwargs):
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(module.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(module.subprocess, "Popen", no_process)
+    with pytest.raises(OSError, match="Cannot allocate memory"):
+        module.Zygote(Limits.for_timeout(30), isolate=False)
+    assert list(tmp_path.iterdir()) == []
