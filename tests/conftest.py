@@ -7,7 +7,8 @@ from collections import Counter
 
 from tests.system_packages import SYSTEM_PACKAGES
 
-pytest_plugins = ["tests.wheel", "tests.corpus"]  # the wheel and a student venv, and the graded corpus: once per run
+pytest_plugins = ["tests.wheel", "tests.corpus", "tests.graded_class"]  # the wheel and a student venv, the graded
+# corpus, and one graded class for the CLI and the instructor's pages: each once per run
 
 _skipped = Counter()  # group -> tests of that group skipped in this run
 

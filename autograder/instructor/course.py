@@ -115,6 +115,10 @@ def write_formgrader_config(out: Path, db_url: str):
     """OUT/nbgrader_config.py: start Jupyter in OUT to grade the written answers of this class in formgrader."""
     folders = "".join(f"c.CourseDirectory.{setting} = os.path.join(here, {folder!r})\n"
                       for setting, folder in CLASS_FOLDERS.items())
+    # the class's own SQLite gradebook is found beside this file, so that OUT can be moved or copied (from a
+    # cluster's disk to a laptop) and formgrader still opens the gradebook that came with it
+    inside = db_url == "sqlite:///" + os.path.join(str(out), "gradebook.db")
+    db_line = '"sqlite:///" + os.path.join(here, "gradebook.db")' if inside else repr(db_url)
     text = f'''# Written by `python -m autograder grade`. Start `jupyter lab` in this folder to open
 # nbgrader's formgrader on this class: the repository's configuration, pointed at these grades.
 import os
@@ -126,6 +130,6 @@ here = os.path.dirname(os.path.abspath(__file__))
 # and the instructor notebooks are found in the repository by their absolute path
 c.CourseDirectory.root = here
 c.CourseDirectory.source_directory = {str(ROOT / SOLUTIONS_DIR)!r}
-{folders}c.CourseDirectory.db_url = {db_url!r}
+{folders}c.CourseDirectory.db_url = {db_line}
 '''
     write_atomic(out / "nbgrader_config.py", text)

@@ -1,27 +1,24 @@
 """Script in a submission never runs in the pages people read: formgrader's manual-grading page (the
 instructor's session) and the feedback, for a class graded by `python -m autograder grade`.
 
-One student hands in every payload of tests/submissions/hostile_html.py at once, plus attachments and a
-code cell whose stored output is a script. Each payload, if it ran, would set `window.__pwned`, change
+One student of the shared class (tests/graded_class.py), mallory, hands in every payload of
+tests/submissions/hostile_html.py at once, plus attachments and a code cell whose stored output is a script. Each payload, if it ran, would set `window.__pwned`, change
 the title and open a dialog; the pages are opened in Chromium and all three are looked for.
 """
-import base64
 import json
 import re
+from pathlib import Path
 
-import nbformat
 import pytest
 from playwright.sync_api import expect
 
 from autograder.items import ASSIGNMENT, MANUAL_ITEMS
 from autograder.text import LIMITS
-from tests.browser.test_instructor import open_formgrader, run_autograder
-from tests.submissions import Outputs, apply_edit, make_submission
-from tests.submissions.hostile_html import FORGED_NOTE, HOSTILE_HTML, payload
+from tests.browser.test_instructor import open_formgrader
+from tests.submissions.hostile_html import FORGED_NOTE
 
 pytestmark = pytest.mark.browser
 STUDENT = "mallory"
-PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(24)).decode()
 SHOWN_TEXT = ["fp16 runs out of range.", "A master copy keeps small updates.", "Accumulate four micro-batches"]
 # what still ran, read after the page has settled: the flag, the title, and any URL that could run script
 STATE = """async () => {
@@ -34,41 +31,10 @@ STATE = """async () => {
 }"""
 
 
-def hostile_notebook():
-    """Every hostile_html variant's edits on one reference notebook, and what they cannot express."""
-    nb = make_submission(HOSTILE_HTML[0].name)
-    for variant in HOSTILE_HTML[1:]:
-        for edit in variant.edits:
-            apply_edit(nb, edit)
-    apply_edit(nb, Outputs("cell-26", ({"output_type": "display_data", "metadata": {}, "data": {
-        "text/html": f"<script>{payload(8)}</script>", "text/plain": "x"}},)))
-    pictures = nbformat.v4.new_markdown_cell("![plot](attachment:p.png) ![svg](attachment:e.svg)")
-    pictures.attachments = {"p.png": {"image/png": PNG}, "e.svg": {"image/svg+xml": base64.b64encode(
-        f"<svg xmlns='http://www.w3.org/2000/svg' onload=\"{payload(9)}\"/>".encode()).decode()}}
-    evil_id = f"\"><img src=x onerror=\"{payload(10)}\">"  # a grade id, on two cells: one is noted as a copy
-    copies = [nbformat.v4.new_code_cell(f"copy_{i} = {i}") for i in range(2)]
-    for cell in copies:
-        cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False, "grade_id": evil_id,
-                                     "schema_version": 3}
-    nb.cells[3:3] = [pictures, *copies]
-    # a written answer handed in as a code cell: nbgrader's OverwriteCells turns it back into the markdown
-    # cell the gradebook knows, keeping the student's text, after the other sanitize steps have run
-    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "practice_q4")
-    answer.update(cell_type="code", outputs=[], execution_count=None)
-    answer.source += f'\n<img src=x onerror="{payload(11)}">\n'
-    return nb
-
-
-# session-scoped: pytest runs this module's browser tests apart from its others, and a module fixture would grade twice
-@pytest.fixture(scope="session")
-def graded_hostile(tmp_path_factory, browser_type_launch_args):
-    base = tmp_path_factory.mktemp("hostile-class")
-    submitted, out = base / "submitted", base / "out"
-    path = submitted / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-    path.parent.mkdir(parents=True)
-    nbformat.write(hostile_notebook(), str(path))
-    run_autograder("grade", str(submitted), "--out", str(out), "--jobs", "1", "--quiet")
-    return out
+@pytest.fixture
+def graded_hostile(browser_type_launch_args, graded_class) -> Path:
+    """OUT of the shared class (tests/graded_class.py), in which mallory handed in the hostile notebook."""
+    return graded_class["out"]
 
 
 def watch_dialogs(page) -> list:
@@ -94,11 +60,11 @@ def test_feedback_runs_no_payload(page, graded_hostile):
     assert_nothing_ran(page, dialogs)
 
 
-def test_formgrader_runs_no_payload(jupyter, page, graded_hostile):
+def test_formgrader_runs_no_payload(jupyter, page, browser_type_launch_args, graded_copy):
     from nbgrader.api import Gradebook
-    with Gradebook(f"sqlite:///{graded_hostile / 'gradebook.db'}", course_id=ASSIGNMENT) as gb:
+    with Gradebook(f"sqlite:///{graded_copy / 'gradebook.db'}", course_id=ASSIGNMENT) as gb:
         submission_id = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, STUDENT).id
-    server = jupyter("lab", root_dir=graded_hostile, cwd=graded_hostile)
+    server = jupyter("lab", root_dir=graded_copy, cwd=graded_copy)
     open_formgrader(page, server)  # the instructor's session, as they would start it
     dialogs = watch_dialogs(page)
     page.goto(server.url(f"formgrader/submissions/{submission_id}"))
@@ -143,9 +109,9 @@ def nbconverts_own_page(out, folder):
     return folder / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.html"
 
 
-def test_the_feedback_page_shows_what_nbconverts_own_shows(page, graded_hostile, tmp_path):
-    ours = graded_hostile / "feedback" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.html"
-    theirs = nbconverts_own_page(graded_hostile, tmp_path / "nbconvert")
+def test_the_feedback_page_shows_what_nbconverts_own_shows(page, browser_type_launch_args, graded_copy, tmp_path):
+    ours = graded_copy / "feedback" / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.html"
+    theirs = nbconverts_own_page(graded_copy, tmp_path / "nbconvert")
     assert ours.read_bytes() != theirs.read_bytes()  # written by the template, not again from a parsed tree
     shown = []
     for path in (ours, theirs):

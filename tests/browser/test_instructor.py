@@ -5,16 +5,28 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 from playwright.sync_api import expect
 
 from autograder.items import ASSIGNMENT, MANUAL_ITEMS
+from tests.graded_class import ANSWERS
 
 REPO = Path(__file__).resolve().parents[2]
-ANSWERS = {item.id: f"Bob's answer to {item.title.split(':')[0]}: fp16 runs out of range." for item in MANUAL_ITEMS}
 SCORED = MANUAL_ITEMS[1].id  # the written answer the test grades in formgrader
 SCORE = 1.5
+
+
+def formgraders_view(out: Path) -> tuple:
+    """(students with a submission, notebooks listed for manual grading) of OUT, as nbgrader's own API, which
+    formgrader's pages call, finds them with OUT's nbgrader_config.py."""
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(out)).load_config()
+    api = NbGraderAPI(CourseDirectory(config=cfg), config=cfg)
+    return (sorted(api.get_submitted_students(ASSIGNMENT)),
+            [nb["student"] for nb in api.get_notebook_submissions(ASSIGNMENT, ASSIGNMENT)])
+
 
 pytestmark = pytest.mark.browser
 
@@ -23,23 +35,12 @@ class FormgraderUnavailable(AssertionError):
     """The formgrader page shows nbgrader's error page instead of the course."""
 
 
-@pytest.fixture(scope="module")
-def graded_class(tmp_path_factory, browser_type_launch_args, instructor_notebook, student_notebook):
-    """OUT of `python -m autograder grade` on a class of two: alice handed in the reference notebook,
-    bob the student notebook with his written answers filled in."""
-    base = tmp_path_factory.mktemp("class")
-    submitted, out = base / "submitted", base / "out"
-    for student in ("alice", "bob"):
-        (submitted / student / ASSIGNMENT).mkdir(parents=True)
-    nbformat.write(nbformat.read(instructor_notebook, as_version=4), submitted / "alice" / ASSIGNMENT / "lesson20.ipynb")
-    nb = nbformat.read(student_notebook, as_version=4)
-    for cell in nb.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in ANSWERS:
-            cell.source = ANSWERS[grade_id]
-    nbformat.write(nb, submitted / "bob" / ASSIGNMENT / "lesson20.ipynb")
-    run_autograder("grade", str(submitted), "--out", str(out), "--jobs", "2", "--quiet")
-    return out
+@pytest.fixture
+def graded_class_copy(browser_type_launch_args, graded_copy) -> Path:
+    """A copy of OUT of the shared class (tests/graded_class.py), in which formgrader may write: bob handed in
+    the student notebook with his written answers filled in, the others the reference, a mistake, a stub,
+    or something that could not be graded."""
+    return graded_copy
 
 
 def run_autograder(*args):
@@ -62,27 +63,31 @@ def open_formgrader(page, server):
     return frame
 
 
-def test_formgrader_lists_lesson20(jupyter, page, graded_class):
-    server = jupyter("lab", root_dir=graded_class, cwd=graded_class)
+def test_formgrader_lists_lesson20(jupyter, page, graded_class_copy):
+    server = jupyter("lab", root_dir=graded_class_copy, cwd=graded_class_copy)
     frame = open_formgrader(page, server)
     expect(frame.get_by_role("heading", name="Manage Assignments")).to_be_visible()
     row = frame.locator("tr").filter(has=frame.get_by_role("link", name=ASSIGNMENT, exact=True))
     expect(row).to_have_count(1)
-    expect(row.locator(".num-submissions")).to_have_text("2")
+    submitted, _ = formgraders_view(graded_class_copy)
+    assert len(submitted) > 2 and "bob" in submitted  # the shared class, not a class of its own
+    expect(row.locator(".num-submissions")).to_have_text(str(len(submitted)))
 
 
-def test_manual_grade_reaches_gradebook(jupyter, page, graded_class):
+def test_manual_grade_reaches_gradebook(jupyter, page, graded_class_copy):
     """bob's manual-grading page shows his four written answers with score fields; a score typed
     there is in the gradebook and, after `python -m autograder export`, in grades.json."""
-    before = json.loads((graded_class / "grades.json").read_text())["students"]["bob"]
+    before = json.loads((graded_class_copy / "grades.json").read_text())["students"]["bob"]
     assert SCORED not in before["items"], "a written answer was scored before anyone graded it"
 
-    server = jupyter("lab", root_dir=graded_class, cwd=graded_class)
+    server = jupyter("lab", root_dir=graded_class_copy, cwd=graded_class_copy)
     frame = open_formgrader(page, server)
     frame.get_by_role("link", name="Manual Grading").click()
     frame.get_by_role("link", name=ASSIGNMENT, exact=True).click()            # the assignment
     frame.locator("#main-table").get_by_role("link", name=ASSIGNMENT, exact=True).click()  # its notebook
-    expect(frame.locator("#main-table a.name-hidden")).to_have_count(2)
+    _, autograded = formgraders_view(graded_class_copy)
+    assert "bob" in autograded
+    expect(frame.locator("#main-table a.name-hidden")).to_have_count(len(autograded))
     frame.get_by_role("button", name="Show All Names").click()
     frame.get_by_role("link", name="bob", exact=True).click()
 
@@ -100,12 +105,12 @@ def test_manual_grade_reaches_gradebook(jupyter, page, graded_class):
     assert saved.value.ok, f"saving the score failed: HTTP {saved.value.status}"
 
     from nbgrader.api import Gradebook
-    with Gradebook(f"sqlite:///{graded_class / 'gradebook.db'}", course_id="lesson20") as gb:
+    with Gradebook(f"sqlite:///{graded_class_copy / 'gradebook.db'}", course_id="lesson20") as gb:
         grades = {g.name: g for g in gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "bob").grades}
         assert grades[SCORED].manual_score == SCORE
 
-    run_autograder("export", "--out", str(graded_class))
-    after = json.loads((graded_class / "grades.json").read_text())["students"]["bob"]
+    run_autograder("export", "--out", str(graded_class_copy))
+    after = json.loads((graded_class_copy / "grades.json").read_text())["students"]["bob"]
     item = next(i for i in MANUAL_ITEMS if i.id == SCORED)
     assert after["items"][SCORED] == {"score": SCORE, "max_score": float(item.points)}
     assert after["total"] == pytest.approx(before["total"] + SCORE)

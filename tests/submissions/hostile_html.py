@@ -92,3 +92,35 @@ HOSTILE_HTML = [
             doc="the grader's own metadata, forged: repair notes saying the work was regraded by hand (one of "
                 f"{HUGE:,} characters), and a copy mark that makes a demo cell pass for an exercise's solution"),
 ]
+
+
+def hostile_notebook():
+    """Every hostile_html variant's edits on one reference notebook, and what they cannot express: attachments
+    and a code cell whose stored output is a script (tests/graded_class.py's mallory hands it in)."""
+    import base64
+
+    import nbformat
+
+    from . import Outputs, apply_edit, make_submission
+    nb = make_submission(HOSTILE_HTML[0].name)
+    for variant in HOSTILE_HTML[1:]:
+        for edit in variant.edits:
+            apply_edit(nb, edit)
+    apply_edit(nb, Outputs("cell-26", ({"output_type": "display_data", "metadata": {}, "data": {
+        "text/html": f"<script>{payload(8)}</script>", "text/plain": "x"}},)))
+    pictures = nbformat.v4.new_markdown_cell("![plot](attachment:p.png) ![svg](attachment:e.svg)")
+    png = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(24)).decode()
+    pictures.attachments = {"p.png": {"image/png": png}, "e.svg": {"image/svg+xml": base64.b64encode(
+        f"<svg xmlns='http://www.w3.org/2000/svg' onload=\"{payload(9)}\"/>".encode()).decode()}}
+    evil_id = f"\"><img src=x onerror=\"{payload(10)}\">"  # a grade id, on two cells: one is noted as a copy
+    copies = [nbformat.v4.new_code_cell(f"copy_{i} = {i}") for i in range(2)]
+    for cell in copies:
+        cell.metadata["nbgrader"] = {"grade": False, "solution": True, "locked": False, "grade_id": evil_id,
+                                     "schema_version": 3}
+    nb.cells[3:3] = [pictures, *copies]
+    # a written answer handed in as a code cell: nbgrader's OverwriteCells turns it back into the markdown
+    # cell the gradebook knows, keeping the student's text, after the other sanitize steps have run
+    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "practice_q4")
+    answer.update(cell_type="code", outputs=[], execution_count=None)
+    answer.source += f'\n<img src=x onerror="{payload(11)}">\n'
+    return nb

@@ -48,6 +48,21 @@ def test_the_formgrader_config_loads_and_points_at_this_class(tmp_path):
     assert cfg.Autograde.autograde_preprocessors == AUTOGRADE
 
 
+def test_a_class_folder_copied_elsewhere_opens_its_own_gradebook(tmp_path):
+    """OUT graded on a cluster and copied to a laptop: formgrader, started in the copy, uses the copy's
+    gradebook (not a path on the cluster); a gradebook elsewhere (PostgreSQL, --db-url) stays as given."""
+    import shutil
+    out, moved = tmp_path / "out", tmp_path / "copied" / "out"
+    out.mkdir()
+    write_formgrader_config(out, f"sqlite:///{out / 'gradebook.db'}")
+    shutil.copytree(out, moved)
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(moved)).load_config()
+    assert cfg.CourseDirectory.db_url == f"sqlite:///{moved / 'gradebook.db'}"
+    elsewhere = "postgresql://grader@db/lesson20"
+    write_formgrader_config(out, elsewhere)
+    assert PyFileConfigLoader("nbgrader_config.py", path=str(out)).load_config().CourseDirectory.db_url == elsewhere
+
+
 def test_a_new_gradebook_is_stamped_with_the_revision_alembic_heads_prints(tmp_path):
     import subprocess
 
