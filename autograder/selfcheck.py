@@ -43,7 +43,7 @@ def gpu_line(item_id: str, namespace: dict, device: str) -> str:
     """The smoke case of the item run with its model and batch on `device` (not graded), as one line."""
     if item_id not in smoke.CASES:
         return ""
-    trouble = smoke.run(item_id, LocalStudent(namespace, device=device)).replace(ON_CPU, "")  # said below
+    trouble = smoke.trouble(item_id, LocalStudent(namespace, device=device)).replace(ON_CPU, "")  # said below
     if not trouble:
         return f"✓ On your GPU ({device}, not graded): your code also runs with the model and the batch there."
     return (f"✗ On your GPU ({device}, not graded): with the model and the batch there, {trouble} Take every "

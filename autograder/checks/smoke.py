@@ -76,7 +76,7 @@ CASES = {
 }
 
 
-def run(item_id: str, student) -> str:
+def trouble(item_id: str, student) -> str:
     """The smoke case of an item on `student`'s device: "" when it runs, else what went wrong, for the student
     (an item without a case, such as Q5's letter, has nothing to run)."""
     case = CASES.get(item_id)

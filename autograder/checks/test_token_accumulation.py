@@ -16,7 +16,7 @@ WEIGHTING_HINT = ("Weight each micro-batch by its share of the counted tokens: a
                   "a short sequence's tokens more weight than a long one's: the Hugging Face bug of October 2024.")
 
 
-def run(student, lengths=LENGTHS, micro=2, stale=False, seed=0):
+def run_case(student, lengths=LENGTHS, micro=2, stale=False, seed=0):
     """The student's answer, the batch, and the float64 full-batch (gradients, mean loss) for it."""
     inputs, targets = token_batch_of_lengths(lengths, LM["vocab"], seed)
     want = expected("full_batch_token_grads", LM, inputs, targets)
@@ -35,7 +35,7 @@ def returned_normally(out):
 @pytest.mark.behaviour("token_weighting")
 def test_matches_one_full_batch_with_uneven_lengths(student):
     """The accumulated gradient equals one backward over all counted tokens, with very uneven sequences"""
-    out, targets, (want, _) = run(student)
+    out, targets, (want, _) = run_case(student)
     returned_normally(out)
     diff, where = tensor_list_diff(out["grads"], want, out["names"])
     assert diff < 1e-9, (
@@ -60,7 +60,7 @@ def why_grads_differ(got, want, targets) -> str:
 @pytest.mark.behaviour("mean_loss")
 def test_returns_the_mean_over_counted_tokens(student):
     """Returns the whole batch's mean loss per counted token, as a Python float"""
-    out, targets, (_, loss) = run(student)
+    out, targets, (_, loss) = run_case(student)
     returned_normally(out)
     got = number(out["returned"])
     assert got is not None and math.isclose(got, loss, rel_tol=1e-7), (
@@ -74,7 +74,7 @@ def test_returns_the_mean_over_counted_tokens(student):
 def test_never_more_than_micro_batch_size_and_stale_grads_discarded(student):
     """At most micro_batch_size sequences at a time, and gradients from before the call are discarded"""
     # equal lengths and equal micro-batches: here every weighting agrees, so only the stale gradients can differ
-    out, _, (want, _) = run(student, lengths=[5] * 8, micro=4, stale=True)
+    out, _, (want, _) = run_case(student, lengths=[5] * 8, micro=4, stale=True)
     returned_normally(out)
     assert out["batches"] and max(out["batches"]) <= 4, (
         f"{out['call']} called the model on batches of {out['batches']} sequences; none may hold more than 4.")

@@ -15,7 +15,7 @@ def test_every_code_item_has_a_case_and_the_answer_has_none():
 
 @pytest.mark.parametrize("item", sorted(smoke.CASES))
 def test_the_reference_passes_every_case(item):
-    assert smoke.run(item, LocalStudent(reference_namespace())) == ""
+    assert smoke.trouble(item, LocalStudent(reference_namespace())) == ""
 
 
 def test_code_that_raises_is_reported_with_its_error():
@@ -25,7 +25,7 @@ def test_code_that_raises_is_reported_with_its_error():
         found = torch.tensor(False, device="meta")  # a tensor made on a device of its own, as on a GPU
         return float(found)
     namespace["accumulate_gradients"] = accumulate_gradients
-    trouble = smoke.run("accumulate_gradients", LocalStudent(namespace))
+    trouble = smoke.trouble("accumulate_gradients", LocalStudent(namespace))
     assert "accumulate_gradients(" in trouble and "raised" in trouble
 
 
@@ -41,7 +41,7 @@ class Reports:
 
 def test_masters_on_another_device_than_their_parameters_are_named():
     out = {"masters": [{"device": "cpu"}, {"device": "cpu"}], "model_devices": ["cuda:0", "cuda:0"]}
-    trouble = smoke.run("master_weights", Reports(out))
+    trouble = smoke.trouble("master_weights", Reports(out))
     assert "['cpu']" in trouble and "['cuda:0']" in trouble and "parameter's device" in trouble
 
 
