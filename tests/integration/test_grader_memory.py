@@ -4,8 +4,10 @@ notebooks built to blow up their parsing (`STRUCTURE_HOSTILE`).
 Each submission is graded in a fresh Python process, as `grade` grades one student: the reference
 loaded, then grade_notebook on every item. Its peak resident memory (ru_maxrss of that process; the
 sandbox's processes are not counted) must stay within RATIO of the same process's on the reference
-submission. Run as a script, it prints the figures: python -m tests.integration.test_grader_memory [NAME ...]
+submission. The processes are independent and each measures only itself, so `graded_alone` runs them as
+many at a time as the machine has cores. Run as a script, it prints the figures: python -m tests.integration.test_grader_memory [NAME ...]
 """
+import concurrent.futures as futures
 import json
 import os
 import subprocess
@@ -109,13 +111,17 @@ def grade_alone(name: str, timeout: float = 600) -> dict:
 
 
 @pytest.fixture(scope="module")
-def reference_peak():
-    return grade_alone("reference")["peak_kib"]
+def graded_alone() -> dict:
+    """name -> grade_alone(name) for the reference and every HOSTILE_DECODING variant, one process per core
+    at a time (each process's own peak is what is measured, so they need not wait for one another)."""
+    wanted = ["reference", *[v.name for v in HOSTILE_DECODING]]
+    with futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        return dict(zip(wanted, pool.map(grade_alone, wanted)))
 
 
 @pytest.mark.parametrize("name", [v.name for v in HOSTILE_DECODING])
-def test_a_hostile_answer_costs_the_grader_little_memory(reference_peak, name):
-    got = grade_alone(name)
+def test_a_hostile_answer_costs_the_grader_little_memory(graded_alone, name):
+    got, reference_peak = graded_alone[name], graded_alone["reference"]["peak_kib"]
     ratio = got["peak_kib"] / reference_peak
     print(f"{name}: peak {got['peak_kib'] / 2**20:.2f} GiB, {ratio:.2f} x the reference's "
           f"({reference_peak / 2**20:.2f} GiB), {got['seconds']} s")
