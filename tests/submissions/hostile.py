@@ -6,11 +6,14 @@ How each must be held (checked by tests/integration/test_submissions.py):
   - `twin`: a buggy variant with the same honest code; the hostile one may not score more on any item;
   - `status`: what grade_notebook reports;
 and for all of them: grading ends in bounded time, and no process they started is left.
-Variants that loop, sleep or hog are graded with HOSTILE_LIMITS, to keep the tests short.
+Variants that loop, sleep or hog are graded with HOSTILE_LIMITS, to keep the tests short; those that can only
+end by running out of time (an endless loop or sleep) with WAITING_LIMITS, shorter still, since each waits
+its limits out (the reference's slowest item takes about a second here).
 """
 from . import ROOT, Append, Replace, ReplaceCell, Variant
 
 HOSTILE_LIMITS = {"timeout": 8, "memory_mb": 1536}
+WAITING_LIMITS = {**HOSTILE_LIMITS, "timeout": 5}
 NETWORK_PORT = 47831          # tests/integration/test_submissions.py listens here on the host; nothing may arrive
 MARKER = "LESSON20_HOSTILE_MARKER"
 # files hostile_writes_outside tries to create; none may exist on the host afterwards
@@ -377,24 +380,24 @@ HOSTILE = [
             '''), twin="underflow_forgets_return", limits=HOSTILE_LIMITS,
             doc="kill(-1, SIGKILL) inside an exercise: the sandbox's own processes die, nothing else"),
     hostile("hostile_loop_at_load", first("underflow_fraction", LOOP), expect={"underflow_fraction": 0.0},
-            limits=HOSTILE_LIMITS, doc="an endless loop while the notebook runs: that cell is stopped after its "
+            limits=WAITING_LIMITS, doc="an endless loop while the notebook runs: that cell is stopped after its "
                                        "time, as nbgrader stops it, and the cells after it still run"),
     hostile("hostile_unstoppable_loop_at_load", first("underflow_fraction", "import signal\n"
                                                       "signal.signal(signal.SIGALRM, signal.SIG_IGN)\n" + LOOP),
-            rest="zero", status="timeout", limits=HOSTILE_LIMITS,
+            rest="zero", status="timeout", limits=WAITING_LIMITS,
             doc="an endless loop that ignores the cell's timer: the whole notebook's time runs out"),
     hostile("hostile_loop_ignoring_signals", first("accumulate_gradients", IGNORE_SIGNALS),
             Replace("accumulate_gradients", "accumulate_gradients", '''
             def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
                 while True:
                     pass
-            '''), expect={"accumulate_gradients": 0.0}, limits=HOSTILE_LIMITS,
+            '''), expect={"accumulate_gradients": 0.0}, limits=WAITING_LIMITS,
             doc="ignores SIGINT, SIGTERM and SIGXCPU, then loops forever in one exercise"),
     hostile("hostile_sleep_in_update", Replace("dynamic_loss_scaler", "DynamicLossScaler.update", '''
             def update(self, found_inf):
                 import time
                 time.sleep(10**6)
-            '''), expect={"dynamic_loss_scaler": 0.0, "mixed_precision_train_step": 0.0}, rest="zero", status="timeout", limits=HOSTILE_LIMITS,
+            '''), expect={"dynamic_loss_scaler": 0.0, "mixed_precision_train_step": 0.0}, rest="zero", status="timeout", limits=WAITING_LIMITS,
             doc="sleeps forever (no CPU time used) in an exercise that another one calls"),
     hostile("hostile_huge_allocations", Append("q5_answer", "_hog = bytearray(1 << 42)"),
             Append("master_weights", "_big = torch.empty(2**40)"), limits=HOSTILE_LIMITS,

@@ -7,7 +7,7 @@ key the student's code cannot read (the pipe takeover now runs out of time), and
 in the student package. The `realistic` ones are correct notebooks the guard once set aside for review.
 """
 from . import Append, Replace
-from .hostile import HOSTILE_LIMITS, hostile
+from .hostile import WAITING_LIMITS, hostile
 
 # Memory is measured as peak - min(baseline, after) of the sandbox's cgroup. A ballast held from load time
 # and released for the duration of the call, then taken again before the call returns, keeps the peak at
@@ -238,7 +238,7 @@ HOSTILE_REDTEAM += [
                         self.clean_steps = 0
                 '''),
             Append("dynamic_loss_scaler", MITM),
-            twin="dynamic_no_reset_on_overflow", rest="zero", status="timeout", limits=HOSTILE_LIMITS,
+            twin="dynamic_no_reset_on_overflow", rest="zero", status="timeout", limits=WAITING_LIMITS,
             doc="moves the child's request and reply pipes (os.dup2) behind a thread of its own that drops "
                 "tamper flags and answers scaler_updates with the package's oracle"),
 ]
@@ -256,7 +256,7 @@ for door in (lambda: sys._getframe(0), gc.get_objects):  # denied, and flagged f
     except Exception:
         pass
 """),
-            rest="zero", status="timeout", limits=HOSTILE_LIMITS,
+            rest="zero", status="timeout", limits=WAITING_LIMITS,
             doc="knocks on doors the audit hook denies and flags, behind the man in the middle, which drops the "
                 "flags from the child's hello: nothing is set aside (a rebinding that lasts is flagged in "
                 "every reply, which then carries no answer: the man in the middle cannot undo that)"),
