@@ -16,6 +16,7 @@ from autograder.items import AUTO_ITEMS
 from autograder.instructor.reference import reference
 from autograder.sandbox import WEAK_ISOLATION, have_bwrap, sandbox_uid
 from tests.submissions import ROOT, judge, make_submission, write_class
+from tests.submissions.hostile import WAITING_LIMITS
 from tests.submissions.hostile_guard import PLANTERS
 from tests.corpus import processes_of
 
@@ -99,9 +100,12 @@ def test_hostile_students_change_nobody_elses_grades(tmp_path):
     code earns (test cells edited to claim 100 points included), and no daemon they started survives."""
     write_class(tmp_path / "submitted", CLASS)
     out = tmp_path / "out"
-    # a short time per item (the endless loop costs that much), the same for everyone in the class
+    # a short time per item, the same for everyone in the class: the endless loop costs it three times (two
+    # demo cells that call the exercise while the notebook runs, then the item), tests/submissions/hostile.py's
+    # WAITING_LIMITS
+    timeout = str(WAITING_LIMITS["timeout"])
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "submitted"), "--out", str(out),
-                           "--jobs", "2", "--quiet", "--timeout", "10", "--memory-mb", "2048"],
+                           "--jobs", "2", "--quiet", "--timeout", timeout, "--memory-mb", "2048"],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     students = json.loads((out / "grades.json").read_text())["students"]
