@@ -5,7 +5,8 @@ Each submission is graded in a fresh Python process, as `grade` grades one stude
 loaded, then grade_notebook on every item. Its peak resident memory (ru_maxrss of that process; the
 sandbox's processes are not counted) must stay within RATIO of the same process's on the reference
 submission. The processes are independent and each measures only itself, so `graded_alone` runs them as
-many at a time as the machine has cores. Run as a script, it prints the figures: python -m tests.integration.test_grader_memory [NAME ...]
+many at a time as the corpus grades at once (tests/corpus.JOBS, one per core).
+Run as a script, it prints the figures: python -m tests.integration.test_grader_memory [NAME ...]
 """
 import concurrent.futures as futures
 import json
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.corpus import JOBS
 from tests.submissions import names
 from tests.submissions.hostile_decoding import HOSTILE_DECODING
 
@@ -112,10 +114,10 @@ def grade_alone(name: str, timeout: float = 600) -> dict:
 
 @pytest.fixture(scope="module")
 def graded_alone() -> dict:
-    """name -> grade_alone(name) for the reference and every HOSTILE_DECODING variant, one process per core
-    at a time (each process's own peak is what is measured, so they need not wait for one another)."""
+    """name -> grade_alone(name) for the reference and every HOSTILE_DECODING variant, JOBS processes at a
+    time (each process's own peak is what is measured, so they need not wait for one another)."""
     wanted = ["reference", *[v.name for v in HOSTILE_DECODING]]
-    with futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+    with futures.ThreadPoolExecutor(max_workers=JOBS) as pool:
         return dict(zip(wanted, pool.map(grade_alone, wanted)))
 
 
