@@ -56,6 +56,16 @@ def ro_binds() -> list:
     return args
 
 
+def cpu_shares():
+    """The CPU share (cgroup v1's cpu.shares, 1024 for a process at niceness 0) of this process's niceness,
+    or None at niceness 0. A sandbox's CPU cgroup competes with the machine's other processes as one process
+    at niceness 0 whatever the niceness of what runs inside it, so the cgroup is given the share that keeps
+    the priority of the grading process that made it (`nice python -m autograder grade`). Each step of
+    niceness is a factor of 1.25, as in the kernel's own table of weights."""
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    return max(2, min(262144, round(1024 / 1.25 ** nice))) if nice else None
+
+
 class Cgroup:
     """Memory, pids and CPU cgroups (v1 or v2) for one sandbox, when this process may create them."""
 
@@ -68,6 +78,7 @@ class Cgroup:
         memory, pids = str(limits.memory_mb * 2**20), str(limits.max_processes)
         period = 100_000
         quota = str(int(limits.cpus * period)) if limits.cpus else None
+        shares = cpu_shares()
         self._remove_stale()
         try:
             if (self.ROOT / "cgroup.controllers").exists():
@@ -78,6 +89,9 @@ class Cgroup:
                 (d / "pids.max").write_text(pids)
                 if quota and (d / "cpu.max").exists():
                     (d / "cpu.max").write_text(f"{quota} {period}")
+                if shares:  # cpu.weight is 100 where cpu.shares is 1024; absent without the cpu controller
+                    with contextlib.suppress(OSError):
+                        (d / "cpu.weight").write_text(str(min(10000, max(1, round(shares * 100 / 1024)))))
             else:
                 knobs = [("memory", "memory.limit_in_bytes", memory), ("pids", "pids.max", pids)]
                 if quota and (self.ROOT / "cpu" / "cpu.cfs_quota_us").exists():
@@ -88,6 +102,9 @@ class Cgroup:
                     self.dirs.append(d)
                     if controller == "cpu":
                         (d / "cpu.cfs_period_us").write_text(str(period))
+                        if shares:
+                            with contextlib.suppress(OSError):
+                                (d / "cpu.shares").write_text(str(shares))
                     (d / knob).write_text(value)
         except OSError:
             self.close()

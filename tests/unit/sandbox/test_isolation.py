@@ -7,6 +7,7 @@ import time
 import pytest
 
 from autograder.limits import Limits
+from autograder.sandbox import isolation
 from autograder.sandbox.isolation import BOX, Cgroup, command, have_bwrap, probe_files, remove_cgroup, sandbox_uid
 
 
@@ -83,3 +84,36 @@ def test_the_peak_is_read_through_the_descriptor_that_reset_it(tmp_path, monkeyp
         f.unlink()
     group.close()
     assert not folder.exists()
+
+
+# the kernel's weights of a few nice levels (kernel/sched/core.c, sched_prio_to_weight), 1024 at niceness 0
+KERNEL_WEIGHT = {-5: 3121, 5: 335, 10: 110, 19: 15}
+
+
+@pytest.mark.parametrize("nice", sorted(KERNEL_WEIGHT))
+def test_a_sandbox_cgroup_keeps_the_graders_niceness(tmp_path, monkeypatch, nice):
+    """A niced grading process makes CPU cgroups with the share of its niceness (v1 cpu.shares, v2 cpu.weight):
+    else its sandboxes would compete with the machine as processes at niceness 0. Plain folders play the
+    kernel, one v1 tree and one v2 tree."""
+    monkeypatch.setattr(isolation.os, "getpriority", lambda which, who: nice)
+    v1, v2 = tmp_path / "v1", tmp_path / "v2"
+    for controller in ("memory", "pids", "cpu"):
+        (v1 / controller).mkdir(parents=True)
+    (v1 / "cpu" / "cpu.cfs_quota_us").write_text("-1")
+    v2.mkdir()
+    (v2 / "cgroup.controllers").write_text("memory pids cpu")
+    for root in (v1, v2):
+        monkeypatch.setattr(Cgroup, "ROOT", root)
+        group = Cgroup(Limits())
+        files = {f.name: f.read_text() for d in group.dirs for f in d.iterdir()}
+        share = int(files["cpu.shares"]) if root is v1 else int(files["cpu.weight"]) * 1024 / 100
+        # v2's unit of weight is 10.24 of v1's shares, hence the 10 beside the 5%
+        assert abs(share - KERNEL_WEIGHT[nice]) <= 0.05 * KERNEL_WEIGHT[nice] + 10, (root.name, files)
+
+
+def test_a_grader_at_niceness_0_leaves_the_cpu_share_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(isolation.os, "getpriority", lambda which, who: 0)
+    monkeypatch.setattr(Cgroup, "ROOT", tmp_path)
+    (tmp_path / "cgroup.controllers").write_text("memory pids cpu")
+    group = Cgroup(Limits())
+    assert not (group.dirs[0] / "cpu.weight").exists()
