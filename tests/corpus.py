@@ -5,7 +5,8 @@
 after submission, so a submission that leaves something behind would hurt the next one. The realistic
 variants are graded from their notebooks as a student's Jupyter saves them (`saved_realistic`), the rest
 from the notebook node. tests/integration/test_submissions.py, test_realistic.py and test_honest_habits.py
-hold each variant to what its kind promises.
+hold each variant to what its kind promises. Those modules run last, and the grading starts with the first test
+outside tests/browser, at a lower priority, so that it uses the cores the other tests leave idle (`Background`).
 """
 import concurrent.futures as futures
 import multiprocessing
@@ -23,7 +24,9 @@ from tests.submissions.hostile import NETWORK_PORT, OUTSIDE_PATHS
 from tests.submissions.honest import HONEST
 
 JOBS = os.cpu_count() or 2
-DEADLINE = 2700  # seconds for the whole corpus (about 270 variants): a hang fails the tests instead of stalling them
+DEADLINE = 2700  # seconds for the whole corpus (about 270 variants) from its start: a hang fails the tests
+BROWSER = Path(__file__).parent / "browser"  # these tests run before the corpus starts (`Background`)
+NICE = 10  # the background gradings' niceness: a tenth of a core against a busy test, the idle cores otherwise
 HABITS = [v.name for v in HONEST]
 # realistic variants graded from their saved notebooks (the honest habits are realistic too, graded from the node)
 SAVED = [n for n in names("realistic") if n not in set(HABITS)]
@@ -147,6 +150,81 @@ def order(all_names):
     return sorted(all_names, key=lambda n: (not VARIANTS[n].limits, VARIANTS[n].kind != "hostile"))
 
 
+class Background:
+    """The corpus's gradings, started by the first test outside tests/browser when the run has tests that
+    read the corpus.
+
+    The other tests keep about 0.6 of the two cores busy on their own, so the gradings run beside them at a
+    lower priority (`NICE`, inherited by their sandboxes, whose CPU cgroups take the matching share), to take
+    the idle cores without slowing them. The browser tests, which wait on Jupyter servers and kernels, run
+    before it starts, alone as before. The variants with short limits of their own (`VARIANTS[...].limits`:
+    gradings that must run out of time at the right place) wait for `graded_corpus` and are then graded at
+    normal priority, beside the tail of the rest, so that a busy machine cannot move where they stop."""
+
+    def __init__(self, saved: dict):
+        self.saved = saved
+        self.listener = None
+        self.started = None
+        self.pools = []
+        self.running = {}
+
+    def start(self):
+        """Start grading the variants without limits of their own (once; later calls do nothing)."""
+        if self.started is not None:
+            return
+        for path in OUTSIDE_PATHS:
+            Path(path).unlink(missing_ok=True)
+        self.listener = Listener(NETWORK_PORT)
+        self.started = time.monotonic()
+        self.submit([n for n in order(names()) if not VARIANTS[n].limits], nice=NICE)
+
+    def submit(self, variants: list, nice: int = 0):
+        pool = futures.ProcessPoolExecutor(max_workers=JOBS, mp_context=multiprocessing.get_context("spawn"),
+                                           initializer=os.nice, initargs=(nice,))
+        self.pools.append(pool)
+        for name in variants:
+            path = self.saved.get(name)
+            self.running[pool.submit(grade_variant, name, str(path) if path else None)] = name
+
+    def wait(self) -> dict:
+        """{"graded": {variant: Graded}, "seconds", "workers" (pids of the grading processes), "listener"}."""
+        self.start()
+        self.submit([n for n in order(names()) if VARIANTS[n].limits])
+        try:
+            done, pending = futures.wait(self.running, timeout=max(0.0, self.started + DEADLINE - time.monotonic()))
+            if pending:
+                pytest.fail(f"grading did not finish in {DEADLINE} s; still running: "
+                            f"{sorted(self.running[f] for f in pending)[:10]}")
+            graded = {self.running[f]: f.result() for f in done}
+        finally:
+            self.close()
+        seconds = time.monotonic() - self.started
+        print(f"graded {len(graded)} submissions in {seconds:.0f} s with {JOBS} processes")
+        return {"graded": graded, "seconds": seconds, "workers": {g.worker for g in graded.values()},
+                "listener": self.listener}
+
+    def close(self):
+        """Stop every grading still running (a run cut short, a deadline passed) and the listener."""
+        if any(not f.done() for f in self.running):
+            for pool in self.pools:
+                for process in list(getattr(pool, "_processes", {}).values()):
+                    process.kill()
+        for pool in self.pools:
+            pool.shutdown(wait=True, cancel_futures=True)
+        if self.listener is not None:
+            self.listener.close()
+
+
+def reads_the_corpus(item) -> bool:
+    return "graded_corpus" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(items):
+    """The modules that read the corpus run last, so that it is graded in the background while the rest run."""
+    last = {item.path for item in items if reads_the_corpus(item)}
+    items[:] = [i for i in items if i.path not in last] + [i for i in items if i.path in last]
+
+
 @pytest.fixture(scope="session")
 def saved_realistic(tmp_path_factory) -> dict:
     """realistic variant -> the path of its notebook, saved as a student's Jupyter saves it."""
@@ -155,27 +233,25 @@ def saved_realistic(tmp_path_factory) -> dict:
 
 
 @pytest.fixture(scope="session")
-def graded_corpus(saved_realistic) -> dict:
-    """{"graded": {variant: Graded}, "seconds", "workers" (pids of the grading processes), "listener"}."""
-    for path in OUTSIDE_PATHS:
-        Path(path).unlink(missing_ok=True)
-    listener = Listener(NETWORK_PORT)
-    pool = futures.ProcessPoolExecutor(max_workers=JOBS, mp_context=multiprocessing.get_context("spawn"))
-    started = time.monotonic()
+def corpus_in_background(request):
+    """The corpus's `Background`, when some test of the run reads the corpus; else None."""
+    if not any(reads_the_corpus(item) for item in request.session.items):
+        yield None
+        return
+    background = Background(request.getfixturevalue("saved_realistic"))
     try:
-        running = {pool.submit(grade_variant, name, str(saved_realistic[name]) if name in saved_realistic else None):
-                   name for name in order(names())}
-        done, pending = futures.wait(running, timeout=DEADLINE)
-        if pending:
-            for process in list(getattr(pool, "_processes", {}).values()):
-                process.kill()
-            pytest.fail(f"grading did not finish in {DEADLINE} s; still running: "
-                        f"{sorted(running[f] for f in pending)[:10]}")
-        graded = {running[f]: f.result() for f in done}
+        yield background
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        listener.close()
-    seconds = time.monotonic() - started
-    print(f"graded {len(graded)} submissions in {seconds:.0f} s with {JOBS} processes")
-    yield {"graded": graded, "seconds": seconds, "workers": {g.worker for g in graded.values()},
-           "listener": listener}
+        background.close()  # a no-op once graded_corpus has waited for it
+
+
+@pytest.fixture(autouse=True)
+def corpus_starts_after_the_browser_tests(request, corpus_in_background):
+    if corpus_in_background is not None and BROWSER not in request.node.path.parents:
+        corpus_in_background.start()
+
+
+@pytest.fixture(scope="session")
+def graded_corpus(corpus_in_background) -> dict:
+    """{"graded": {variant: Graded}, "seconds", "workers" (pids of the grading processes), "listener"}."""
+    return corpus_in_background.wait()
