@@ -1,9 +1,10 @@
 """Blast radius of one: a student whose grading process dies or overruns costs no other student anything.
 
-`python -m autograder grade --jobs 2` runs inside a small memory cgroup (root, cgroup v1 or v2),
-beside three students who hand in the reference. A grading process that dies is charged to the
-student it held, and only to them; a student past the per-student deadline is recorded as
-"timeout"; the three keep full marks throughout.
+`python -m autograder grade --jobs 2` runs inside a small memory cgroup (root, cgroup v1 or v2) on one
+class: three students who hand in the reference, beside a student whose grading process is killed at each
+try, a memory bomb and a student whose grading process hangs. A grading process that dies is charged to the
+student it held, and only to them; a student past the per-student deadline is recorded as "timeout"; the
+three keep full marks throughout, and the runs after it grade again only what they should.
 """
 import contextlib
 import json
@@ -26,8 +27,10 @@ from tests.integration.test_grade_cli import counts, grade_command
 pytestmark = pytest.mark.slow
 FULL = float(sum(item.points for item in AUTO_ITEMS))
 INNOCENTS = ("alice", "bob", "carol")  # each hands in the reference
-# the student who takes a grading process down is named "a-…": graded first, so that each time it dies
-# the innocents are being graded beside it or wait their turn (a pool crash would charge them all)
+# the students who bring trouble are named "a-…": graded first, so that each time a grading process dies
+# the innocents are being graded beside it or wait their turn (a pool crash would charge them all), and the
+# one who hangs holds a grading process from the start while the rest are graded beside it
+SLOW = "a-slow"
 CGROUP_BYTES = 3 * 2**30
 CGROUPS = Path("/sys/fs/cgroup")
 
@@ -115,64 +118,75 @@ def test_the_sandbox_is_the_oom_killers_first_choice():
     assert [p["message"] for p in problems] == ["oom_score_adj=1000"], problems
 
 
-def test_a_grading_process_that_dies_costs_only_its_student(tmp_path):
+@pytest.fixture(scope="module")
+def troubled(tmp_path_factory):
+    """One class graded by `grade --jobs 2` in a small memory cgroup: the three innocents beside a student whose
+    grading process is SIGKILLed at each try, a memory bomb, and a student whose grading process hangs past
+    the deadline. One run for the three kinds of trouble, as a class would bring them; the tests below read it."""
+    base = tmp_path_factory.mktemp("blast")
     reference = make_submission("reference")
-    submitted = write_students(tmp_path / "submitted", {s: reference for s in (*INNOCENTS, "a-victim")})
-    out = tmp_path / "out"
-    with memory_cgroup(CGROUP_BYTES) as (_, prefix):
-        rows, _, seconds = grade_in(prefix, submitted, out, "--jobs", "2", fault="a-victim:kill")
-    print(f"\n[blast radius] a grading process SIGKILLed at each try for one of 4 students: {seconds:.0f} s")
-    assert_full_marks(rows, INNOCENTS)
-    victim = rows["a-victim"]
-    assert victim["status"] == "error" and victim["total"] == 0.0, victim
-    assert "grading process died 2 times (killed by SIGKILL)" in victim["reason"], victim
-    # "error" is our fault: the next run grades the victim again, and no one else
-    rows, output, _ = grade_in([], submitted, out, "--jobs", "2")
-    assert counts(output) == (1, len(INNOCENTS))
-    assert_full_marks(rows, (*INNOCENTS, "a-victim"))
-
-
-def test_a_memory_bomb_beside_three_students_in_a_small_cgroup(tmp_path):
     bomb = make_submission("reference")
     apply_edit(bomb, Append("master_weights", MEMORY_BOMB))
-    reference = make_submission("reference")
-    submitted = write_students(tmp_path / "submitted", {**{s: reference for s in INNOCENTS}, "a-bomb": bomb})
-    with memory_cgroup(CGROUP_BYTES) as (folder, prefix):  # --memory-mb larger than the whole cgroup
-        rows, _, seconds = grade_in(prefix, submitted, tmp_path / "out", "--jobs", "2", "--memory-mb", "4096")
+    submitted = write_students(base / "submitted", {**{s: reference for s in INNOCENTS}, "a-victim": reference,
+                                                    "a-bomb": bomb, SLOW: reference})
+    # seconds per item (the reference still grades in full), and for starting the sandbox and writing the
+    # feedback: the deadline follows from the two, 6 * 5 + 20 s, not the default's four minutes; --memory-mb
+    # is larger than the whole cgroup
+    timeout, startup = 5, 20
+    limits = ("--jobs", "2", "--timeout", str(timeout), "--startup-seconds", str(startup), "--memory-mb", "4096")
+    out = base / "out"
+    with memory_cgroup(CGROUP_BYTES) as (folder, prefix):
+        rows, _, seconds = grade_in(prefix, submitted, out, *limits, fault=f"a-victim:kill,{SLOW}:hang")
         kills = oom_kills(folder)
-    row = rows["a-bomb"]
-    print(f"\n[blast radius] memory bomb + 3 reference students in a {CGROUP_BYTES / 2**30:g} GiB cgroup, "
-          f"--jobs 2: {seconds:.0f} s, {kills} OOM kills, innocents {[rows[s]['total'] for s in INNOCENTS]} "
-          f"of {FULL:g}, bomb {row['status']} {row['total']:g}: {row['reason'][:200]}")
-    assert_full_marks(rows, INNOCENTS)
+        page = (out / "feedback" / SLOW / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
+        print(f"\n[blast radius] 3 reference students beside a grading process SIGKILLed at each try, a memory "
+              f"bomb and a hang, --jobs 2 in a {CGROUP_BYTES / 2**30:g} GiB cgroup: {seconds:.0f} s, {kills} OOM "
+              f"kills; bomb {rows['a-bomb']['status']} {rows['a-bomb']['total']:g}: {rows['a-bomb']['reason'][:200]}")
+        # the same class again, without the faults: what it grades again, and what it leaves
+        again, again_output, _ = grade_in(prefix, submitted, out, *limits)
+        # the student who hung hands in again
+        nb = make_submission("reference")
+        nb.cells[0].source += "\n"
+        write_students(submitted, {SLOW: nb})
+        resubmitted, resubmitted_output, _ = grade_in(prefix, submitted, out, *limits)
+    return {"rows": rows, "page": page, "again": (again, counts(again_output)),
+            "resubmitted": (resubmitted, counts(resubmitted_output)),
+            "deadline": Limits.for_timeout(timeout, startup_seconds=startup).student_seconds}
+
+
+def test_the_innocents_keep_full_marks_beside_every_kind_of_trouble(troubled):
+    assert_full_marks(troubled["rows"], INNOCENTS)
+    assert_full_marks(troubled["again"][0], INNOCENTS)
+
+
+def test_a_grading_process_that_dies_costs_only_its_student(troubled):
+    victim = troubled["rows"]["a-victim"]
+    assert victim["status"] == "error" and victim["total"] == 0.0, victim
+    assert "grading process died 2 times (killed by SIGKILL)" in victim["reason"], victim
+    # "error" is our fault: the next run grades the victim again (and the bomb, if it took its process down)
+    rows, (regraded, unchanged) = troubled["again"]
+    bomb_again = troubled["rows"]["a-bomb"]["status"] == "error"
+    assert (regraded, unchanged) == (1 + bomb_again, len(troubled["rows"]) - 1 - bomb_again)
+    assert_full_marks(rows, ("a-victim",))
+
+
+def test_a_memory_bomb_beside_three_students_in_a_small_cgroup(troubled):
+    row = troubled["rows"]["a-bomb"]
     assert row["total"] < FULL and row["reason"], row
     if row["status"] == "error":  # the bomb took its own grading process down, twice
         assert "grading process died" in row["reason"], row
 
 
-def test_a_student_past_the_deadline_is_recorded_as_timeout(tmp_path):
-    reference = make_submission("reference")
-    submitted = write_students(tmp_path / "submitted", {"alice": reference, "bob": reference, "slow": reference})
-    out = tmp_path / "out"
-    # seconds per item (the reference still grades in full), and for starting the sandbox and writing the
-    # feedback: the deadline follows from the two, 6 * 2 + 20 s, not a minute's constant
-    timeout, startup = 2, 20
-    limits = ("--timeout", str(timeout), "--startup-seconds", str(startup))
-    deadline = Limits.for_timeout(timeout, startup_seconds=startup).student_seconds
-    with memory_cgroup(CGROUP_BYTES) as (_, prefix):
-        rows, _, seconds = grade_in(prefix, submitted, out, "--jobs", "2", *limits, fault="slow:hang")
-    print(f"\n[blast radius] a student hanging past the {deadline:g} s deadline beside 2 others: {seconds:.0f} s")
-    slow = rows["slow"]
+def test_a_student_past_the_deadline_is_recorded_as_timeout(troubled):
+    deadline, rows = troubled["deadline"], troubled["rows"]
+    slow = rows[SLOW]
     assert slow["status"] == "timeout" and slow["total"] == 0.0, slow
     assert f"deadline of {deadline:g} s per student" in slow["reason"], slow
-    assert all(rows[s]["status"] == "graded" for s in ("alice", "bob")), rows
-    page = (out / "feedback" / "slow" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
-    assert "could not be graded" in page and f"{deadline:g} s" in page
+    assert "could not be graded" in troubled["page"] and f"{deadline:g} s" in troubled["page"]
     # like "failed", a timeout is the submission's: not graded again until it changes
-    _, output, _ = grade_in([], submitted, out, "--jobs", "2", *limits)
-    assert counts(output) == (0, 3)
-    nb = make_submission("reference")
-    nb.cells[0].source += "\n"
-    write_students(submitted, {"slow": nb})
-    rows, output, _ = grade_in([], submitted, out, "--jobs", "2", *limits)
-    assert counts(output) == (1, 2) and rows["slow"]["status"] == "graded", rows["slow"]
+    assert troubled["again"][0][SLOW]["status"] == "timeout"
+    # (and the bomb again, if it took its process down in the run before)
+    rows, (regraded, unchanged) = troubled["resubmitted"]
+    bomb_again = troubled["again"][0]["a-bomb"]["status"] == "error"
+    assert (regraded, unchanged) == (1 + bomb_again, len(rows) - 1 - bomb_again)
+    assert rows[SLOW]["status"] == "graded", rows[SLOW]
