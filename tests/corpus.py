@@ -5,8 +5,8 @@
 after submission, so a submission that leaves something behind would hurt the next one. The realistic
 variants are graded from their notebooks as a student's Jupyter saves them (`saved_realistic`), the rest
 from the notebook node. tests/integration/test_submissions.py, test_realistic.py and test_honest_habits.py
-hold each variant to what its kind promises. Those modules run last, and the grading starts with the first test
-outside tests/browser, at a lower priority, so that it uses the cores the other tests leave idle (`Background`).
+hold each variant to what its kind promises. Those modules run last, and the grading starts with the first test,
+at a lower priority, so that it uses the cores the other tests leave idle (`Background`).
 """
 import concurrent.futures as futures
 import multiprocessing
@@ -25,7 +25,6 @@ from tests.submissions.honest import HONEST
 
 JOBS = os.cpu_count() or 2
 DEADLINE = 2700  # seconds for the whole corpus (about 270 variants) from its start: a hang fails the tests
-BROWSER = Path(__file__).parent / "browser"  # these tests run before the corpus starts (`Background`)
 NICE = 10  # the background gradings' niceness: a tenth of a core against a busy test, the idle cores otherwise
 HABITS = [v.name for v in HONEST]
 # realistic variants graded from their saved notebooks (the honest habits are realistic too, graded from the node)
@@ -151,13 +150,12 @@ def order(all_names):
 
 
 class Background:
-    """The corpus's gradings, started by the first test outside tests/browser when the run has tests that
-    read the corpus.
+    """The corpus's gradings, started by the first test when the run has tests that read the corpus.
 
-    The other tests keep about 0.6 of the two cores busy on their own, so the gradings run beside them at a
-    lower priority (`NICE`, inherited by their sandboxes, whose CPU cgroups take the matching share), to take
-    the idle cores without slowing them. The browser tests, which wait on Jupyter servers and kernels, run
-    before it starts, alone as before. The variants with short limits of their own (`VARIANTS[...].limits`:
+    The other tests keep about 0.6 of the two cores busy on their own (the browser tests, which wait on
+    Jupyter servers, kernels and pip, less), so the gradings run beside them at a lower priority (`NICE`,
+    inherited by their sandboxes, whose CPU cgroups take the matching share), to take the idle cores without
+    slowing them much. The variants with short limits of their own (`VARIANTS[...].limits`:
     gradings that must run out of time at the right place) wait for `graded_corpus` and are then graded at
     normal priority, beside the tail of the rest, so that a busy machine cannot move where they stop."""
 
@@ -246,8 +244,8 @@ def corpus_in_background(request):
 
 
 @pytest.fixture(autouse=True)
-def corpus_starts_after_the_browser_tests(request, corpus_in_background):
-    if corpus_in_background is not None and BROWSER not in request.node.path.parents:
+def corpus_starts_with_the_first_test(corpus_in_background):
+    if corpus_in_background is not None:
         corpus_in_background.start()
 
 
