@@ -2,7 +2,9 @@
 
 There is no second copy: the grader executes the instructor's own notebooks, in this trusted
 process: their solution cells, plus the imports, definitions and literal constants of the other
-cells (`runnable_cells`: no demos, it runs once, in the grader's own process).
+cells (`runnable_cells`: no demos, it runs once, in the grader's own process). Of their imports it runs
+those whose names that code uses (`used_imports`): matplotlib's pyplot, the quizzes and the self-checks
+would cost every grading process memory (30 MiB) for nothing it calls.
 """
 import ast
 import functools
@@ -77,16 +79,43 @@ def runnable_cells(nb) -> list:
     return cells
 
 
+def _bound(alias: ast.alias) -> str:
+    """The name an import binds: `import a.b` binds a, `import a.b as c` and `from a import b as c` bind c."""
+    return alias.asname or alias.name.split(".")[0]
+
+
+def used_imports(trees: list) -> list:
+    """The parsed cells with each import statement cut to the names that some other statement of any cell
+    loads (a function body's use counts; `from x import *` is kept whole); an import left with none goes."""
+    used = {node.id for tree in trees for statement in tree.body
+            if not isinstance(statement, (ast.Import, ast.ImportFrom))
+            for node in ast.walk(statement) if isinstance(node, ast.Name)}
+    cut = []
+    for tree in trees:
+        body = []
+        for statement in tree.body:
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                names = [a for a in statement.names if a.name == "*" or _bound(a) in used]
+                if not names:
+                    continue
+                statement.names = names
+            body.append(statement)
+        cut.append(ast.Module(body, tree.type_ignores))
+    return cut
+
+
 @functools.lru_cache(maxsize=None)
 def reference_namespace(root: Path = ROOT) -> dict:
     """Names defined by the solution notebooks' code, executed once per process."""
     notebooks = solution_notebooks(root)
     if not notebooks:
         raise FileNotFoundError(f"no instructor notebooks under {root}")
+    labelled = [(f"{path.name} {cell.label}", cell.source) for path in notebooks
+                for cell in runnable_cells(read_notebook(path))]
+    trees = [ast.parse(source) for _, source in labelled]  # a solution cell that does not parse raises here, as before
     namespace = {"__name__": "__reference__"}
-    for path in notebooks:
-        for cell in runnable_cells(read_notebook(path)):
-            exec(compile(cell.source, f"{path.name} {cell.label}", "exec"), namespace)
+    for (label, _), tree in zip(labelled, used_imports(trees)):
+        exec(compile(tree, label, "exec"), namespace)
     return namespace
 
 

@@ -2,10 +2,13 @@
 (runnable_cells), that it is executed from the instructor notebook, and that its code for the stand-ins holds
 every code item's names (tests/test_reference.py judges it against oracles)."""
 import ast
+import subprocess
+import sys
 
 import nbformat
 
-from autograder.instructor.reference import reference, reference_namespace, runnable_cells, stand_in_units
+from autograder.instructor.reference import (reference, reference_namespace, runnable_cells, stand_in_units,
+                                            used_imports)
 from autograder.items import AUTO_ITEMS
 
 
@@ -70,3 +73,20 @@ def test_magics_in_the_instructors_cells_are_blanked_keeping_line_numbers():
 def test_broken_solution_cell_still_runs_so_the_student_sees_the_error():
     cells = runnable_cells(notebook(("def f(:\n    pass", True), ("def g(:\n", False)))
     assert [(c.index, c.solution) for c in cells] == [(0, True)]
+
+
+def test_only_the_imports_the_code_uses_run():
+    """An import whose name no kept statement loads (pyplot for the demos) is not run in the grader's process;
+    a name used only inside a function body keeps its import, and `import *` is kept whole."""
+    sources = ["import math, copy\nimport matplotlib.pyplot as plt\nfrom os import path as p, sep\nfrom x import *",
+               "def f():\n    return math.pi + len(sep)"]
+    cut = used_imports([ast.parse(s) for s in sources])
+    assert ast.unparse(cut[0]) == "import math\nfrom os import sep\nfrom x import *"
+    assert ast.unparse(cut[1]) == sources[1]
+
+
+def test_the_grading_process_does_not_import_the_demos_libraries():
+    script = ("import sys\nfrom autograder.instructor.reference import reference\nreference()\n"
+              "print(sorted(m for m in ('matplotlib', 'ipywidgets', 'autograder.quiz') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
