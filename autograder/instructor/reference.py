@@ -112,7 +112,7 @@ def reference_namespace(root: Path = ROOT) -> dict:
         raise FileNotFoundError(f"no instructor notebooks under {root}")
     labelled = [(f"{path.name} {cell.label}", cell.source) for path in notebooks
                 for cell in runnable_cells(read_notebook(path))]
-    trees = [ast.parse(source) for _, source in labelled]  # a solution cell that does not parse raises here, as before
+    trees = [ast.parse(source, label) for label, source in labelled]  # a cell that does not parse raises, named
     namespace = {"__name__": "__reference__"}
     for (label, _), tree in zip(labelled, used_imports(trees)):
         exec(compile(tree, label, "exec"), namespace)
