@@ -22,10 +22,15 @@ from .items import AUTO_ITEMS, get_item
 ORDER = {item.id: index for index, item in enumerate(AUTO_ITEMS)}
 
 
+def names_in(node: ast.AST) -> set:
+    """The names a syntax tree reads or binds."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
 def names_used(source: str) -> set:
     """The names a cell's code reads or binds (nothing for code that does not parse)."""
     try:
-        return {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+        return names_in(ast.parse(source))
     except (SyntaxError, ValueError, RecursionError):
         return set()
 
@@ -52,7 +57,7 @@ def _definitions(sources: tuple) -> dict:
                            if isinstance(t, ast.Name)]
             else:
                 continue
-            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            used = names_in(node)
             for name in targets:
                 found[name] = found.get(name, set()) | used
     return found

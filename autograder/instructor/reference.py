@@ -7,6 +7,7 @@ those whose names that code uses (`used_imports`): matplotlib's pyplot, the quiz
 would cost every grading process memory (30 MiB) for nothing it calls.
 """
 import ast
+import copy
 import functools
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from ..backends import Reference
 from ..cells import CodeCell, read_notebook
 from ..items import AUTO_ITEMS, ROOT, solution_notebooks
 from ..sandbox.notebook import strip_magics  # the one blanking of magics, shared with the sandbox
+from ..stand_in import names_in
 
 DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -86,10 +88,10 @@ def _bound(alias: ast.alias) -> str:
 
 def used_imports(trees: list) -> list:
     """The parsed cells with each import statement cut to the names that some other statement of any cell
-    loads (a function body's use counts; `from x import *` is kept whole); an import left with none goes."""
-    used = {node.id for tree in trees for statement in tree.body
-            if not isinstance(statement, (ast.Import, ast.ImportFrom))
-            for node in ast.walk(statement) if isinstance(node, ast.Name)}
+    loads (a function body's use counts; `from x import *` is kept whole); an import left with none goes. The
+    trees passed in are left as they are."""
+    used = set().union(*(names_in(statement) for tree in trees for statement in tree.body
+                         if not isinstance(statement, (ast.Import, ast.ImportFrom))))
     cut = []
     for tree in trees:
         body = []
@@ -98,6 +100,7 @@ def used_imports(trees: list) -> list:
                 names = [a for a in statement.names if a.name == "*" or _bound(a) in used]
                 if not names:
                     continue
+                statement = copy.copy(statement)
                 statement.names = names
             body.append(statement)
         cut.append(ast.Module(body, tree.type_ignores))
@@ -140,7 +143,7 @@ def stand_in_units(root: Path = ROOT) -> dict:
     for item in AUTO_ITEMS:
         if item.id not in sources:
             continue
-        used = {n.id for n in ast.walk(ast.parse(sources[item.id])) if isinstance(n, ast.Name)}
+        used = names_in(ast.parse(sources[item.id]))
         needs = [other.id for other in AUTO_ITEMS if other.id != item.id and other.code and set(other.names) & used]
         units.append({"item": item.id, "names": list(item.names), "source": sources[item.id], "needs": needs})
     return {"imports": "\n".join(dict.fromkeys(imports)) + "\n", "units": units}

@@ -80,9 +80,11 @@ def test_only_the_imports_the_code_uses_run():
     a name used only inside a function body keeps its import, and `import *` is kept whole."""
     sources = ["import math, copy\nimport matplotlib.pyplot as plt\nfrom os import path as p, sep\nfrom x import *",
                "def f():\n    return math.pi + len(sep)"]
-    cut = used_imports([ast.parse(s) for s in sources])
+    trees = [ast.parse(s) for s in sources]
+    cut = used_imports(trees)
     assert ast.unparse(cut[0]) == "import math\nfrom os import sep\nfrom x import *"
     assert ast.unparse(cut[1]) == sources[1]
+    assert [ast.unparse(t) for t in trees] == [ast.unparse(ast.parse(s)) for s in sources]  # the input is left whole
 
 
 def test_the_grading_process_does_not_import_the_demos_libraries():
