@@ -35,6 +35,7 @@ from tests.wheel import fresh_shell_env, student_env
 
 BANNER = re.compile(r"^\[C [^\]]*\]\s*$")  # Jupyter's access banner: an empty critical line, then the URL
 PROBLEM = re.compile(r"^\[[EC] \d{4}-")
+CELL_TIMEOUT = 180  # seconds a cell of the lesson may run in `jupyter execute` (seconds alone, a minute on a busy machine)
 
 
 def log_problems(log: str) -> list:
@@ -140,8 +141,15 @@ def assert_stub_reports(reports: dict):
 def test_a_student_install_runs_every_cell(student_venv, tmp_path):
     """Every cell, headless, with the kernel of the student's venv: no error, each check a short report."""
     work = student_folder(tmp_path)
-    done = subprocess.run([str(student_venv / "bin" / "jupyter"), "execute", "--allow-errors", "--output", "ran.ipynb",
-                           "lesson20.ipynb"], cwd=work, env=student_env(), capture_output=True, text=True, timeout=600)
+    # a cell that hangs fails on its own (nbclient names it, with the kernel's traceback) well before the whole run's
+    # limit; the lesson's longest cell takes seconds
+    command = [str(student_venv / "bin" / "jupyter"), "execute", "--allow-errors", f"--timeout={CELL_TIMEOUT}",
+               "--output", "ran.ipynb", "lesson20.ipynb"]
+    try:
+        done = subprocess.run(command, cwd=work, env=student_env(), capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired as hung:
+        so_far = "".join(o.decode(errors="replace") if isinstance(o, bytes) else o or "" for o in (hung.stdout, hung.stderr))
+        pytest.fail(f"`jupyter execute` did not finish in {hung.timeout} s; its output so far:\n{so_far[-6000:]}")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     reports, problems = {}, []
     for index, cell in enumerate(nbformat.read(work / "ran.ipynb", as_version=4).cells):
