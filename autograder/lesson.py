@@ -69,7 +69,7 @@ def is_autograding() -> bool:
 
 
 def demo_size(full: int, short: int) -> int:
-    """The number of steps (or examples) a demo uses: `short` under the autograder, else `full`."""
+    """A demo's size (its steps, rounds, examples or layer width): `short` under the autograder, else `full`."""
     return short if is_autograding() else full
 
 
