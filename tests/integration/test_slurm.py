@@ -247,3 +247,134 @@ def test_a_slurm_array_grades_like_one_machine_and_resumes_a_cancelled_task(slur
     assert _scores(grading / "all" / "grades.json") == _scores(tmp_path / "one" / "grades.json")
     print(f"{len(kinds)} students: slurm array {first_s:.1f} s with task {KILLED} cancelled, "
           f"{again_s:.1f} s again for its {len(left)} left; one grade --jobs 2: {one_s:.1f} s")
+
+
+# ---- the README's own command: deploy/slurm/submit, sbatch --wait that stops ----
+
+SUBMIT_LINE = re.compile(r"^\s*(deploy/slurm/submit .*grade\.sbatch)")
+
+
+def readme_submit_command() -> list:
+    """The README's `deploy/slurm/submit ...` line (its comment left out), split as a shell would."""
+    import shlex
+    found = [m.group(1) for line in (ROOT / "README.md").read_text().splitlines() if (m := SUBMIT_LINE.match(line))]
+    assert len(found) == 1, f"the README should give one deploy/slurm/submit command, not {found}"
+    return shlex.split(found[0])
+
+
+def _database(postgres_url: str, name: str) -> str:
+    """A new empty database on the module's PostgreSQL server: its URL."""
+    import psycopg2
+    from sqlalchemy.engine import make_url
+    url = make_url(postgres_url)
+    conn = psycopg2.connect(host=url.host, port=url.port, user=url.username, dbname="postgres")
+    conn.autocommit = True
+    conn.cursor().execute(f"CREATE DATABASE {name}")
+    conn.close()
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+def _node_cpus(env) -> int:
+    return int(subprocess.run(["sinfo", "-h", "-o", "%c"], env=env, capture_output=True, text=True).stdout.split()[0])
+
+
+def _submit(env, cwd: Path, command: list, timeout: float = 600):
+    """Run the README's command from `cwd`, where deploy/ is the repository's (its logs are written there)."""
+    if not (cwd / "deploy").exists():
+        (cwd / "deploy").symlink_to(ROOT / "deploy")
+    started = time.monotonic()
+    done = subprocess.run(command, env={**env, "LESSON20_POLL_SECONDS": "1"}, cwd=cwd, capture_output=True,
+                          text=True, timeout=timeout)
+    return done.returncode, done.stdout + done.stderr, time.monotonic() - started
+
+
+def _with_option(command: list, *options: str) -> list:
+    """The README's command with sbatch options added before the script."""
+    return [command[0], *options, *command[1:]]
+
+
+def test_the_readme_command_grades_a_class_on_this_node(slurm, postgres_url, tmp_path):
+    command = readme_submit_command()
+    submitted, grading = tmp_path / "submitted", tmp_path / "grading"
+    students = ["ada", "bob", "cy"]
+    write_class(submitted, ["stub"] * len(students), students)
+    env = {**slurm, "LESSON20_SUBMITTED": str(submitted), "LESSON20_GRADING": str(grading),
+           "LESSON20_DB_URL": _database(postgres_url, "readme"), "LESSON20_REPO": str(ROOT)}
+    rc, output, seconds = _submit(env, tmp_path, command)
+    logs = "".join(p.read_text() for p in tmp_path.glob("lesson20-grade-*.out"))
+    assert rc == 0, output + logs
+    tasks = int(re.search(r"--array=1-(\d+)", " ".join(command)).group(1))
+    assert f"completed, {tasks} task(s)" in output, output
+    graded = {p.stem: json.loads(p.read_text())["status"] for p in grading.glob("shard-*/state/*.json")}
+    assert graded == {s: "graded" for s in students}, (graded, logs)
+    print(f"README command on a {_node_cpus(slurm)}-CPU node: rc {rc} in {seconds:.1f} s, {tasks} tasks, "
+          f"{len(students)} students graded")
+
+
+def test_a_job_no_node_can_run_is_refused_before_it_is_submitted(slurm, tmp_path):
+    cpus = _node_cpus(slurm)
+    command = _with_option(readme_submit_command(), f"--cpus-per-task={4 * cpus}")
+    env = {**slurm, "LESSON20_SUBMITTED": str(tmp_path / "submitted"), "LESSON20_GRADING": str(tmp_path / "grading"),
+           "LESSON20_DB_URL": "sqlite:////nowhere.db", "LESSON20_REPO": str(ROOT)}
+    jobs_before = subprocess.run(["squeue", "-h", "-o", "%i"], env=slurm, capture_output=True, text=True).stdout
+    rc, output, seconds = _submit(env, tmp_path, command, timeout=120)
+    assert rc == 2 and "can never start this job, so it was not submitted" in output, output
+    assert "--cpus-per-task" in output, output  # what to ask for instead
+    assert seconds < 30, seconds
+    jobs_after = subprocess.run(["squeue", "-h", "-o", "%i"], env=slurm, capture_output=True, text=True).stdout
+    assert jobs_after == jobs_before and not (tmp_path / "grading").exists()
+    print(f"--cpus-per-task={4 * cpus} on a {cpus}-CPU node: exit code {rc} after {seconds:.1f} s: {output.strip()}")
+
+
+def _pending_job(env, name: str, deadline_s: float = 60) -> str:
+    deadline = time.monotonic() + deadline_s
+    while not (jobs := subprocess.run(["squeue", "-h", "-n", name, "-o", "%i"], env=env, capture_output=True,
+                                      text=True).stdout.split()):
+        assert time.monotonic() < deadline, f"no job {name} in squeue"
+        time.sleep(0.2)
+    return jobs[0].split("_")[0]
+
+
+def test_a_job_the_partition_stops_fitting_is_cancelled_with_its_reason(slurm, tmp_path):
+    cpus = _node_cpus(slurm)
+    if cpus < 2:
+        pytest.skip("needs a node with 2 CPUs or more")
+    name = "lesson20-unfit"
+    command = _with_option(readme_submit_command(), "--hold", f"--cpus-per-task={cpus}", f"--job-name={name}")
+    env = {**slurm, "LESSON20_SUBMITTED": str(tmp_path), "LESSON20_GRADING": str(tmp_path / "grading"),
+           "LESSON20_DB_URL": "sqlite:////nowhere.db", "LESSON20_REPO": str(ROOT), "LESSON20_POLL_SECONDS": "1"}
+    (tmp_path / "deploy").symlink_to(ROOT / "deploy")
+    proc = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        job = _pending_job(slurm, name)
+        subprocess.run(["scontrol", "update", "PartitionName=lesson20", f"MaxCPUsPerNode={cpus - 1}"], env=slurm,
+                       check=True)
+        subprocess.run(["scontrol", "release", job], env=slurm, capture_output=True)  # says the partition won't do
+        started = time.monotonic()
+        output, _ = proc.communicate(timeout=120)
+        seconds = time.monotonic() - started
+    finally:
+        subprocess.run(["scontrol", "update", "PartitionName=lesson20", "MaxCPUsPerNode=UNLIMITED"], env=slurm,
+                       check=True)
+        proc.kill()
+    assert proc.returncode == 2, output
+    assert f"cancelled job {job}" in output and "Reason=PartitionConfig" in output, output
+    assert not subprocess.run(["squeue", "-h", "-j", job], env=slurm, capture_output=True, text=True).stdout.strip()
+    print(f"held job released into Reason=PartitionConfig: exit code 2 after {seconds:.1f} s: {output.strip()}")
+
+
+def test_a_cancelled_job_is_not_a_success(slurm, tmp_path):
+    name = "lesson20-cancelled"
+    command = _with_option(readme_submit_command(), "--hold", f"--job-name={name}")
+    env = {**slurm, "LESSON20_SUBMITTED": str(tmp_path), "LESSON20_GRADING": str(tmp_path / "grading"),
+           "LESSON20_DB_URL": "sqlite:////nowhere.db", "LESSON20_REPO": str(ROOT), "LESSON20_POLL_SECONDS": "1"}
+    (tmp_path / "deploy").symlink_to(ROOT / "deploy")
+    proc = subprocess.Popen(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        job = _pending_job(slurm, name)
+        subprocess.run(["scancel", job], env=slurm, check=True)
+        output, _ = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, output  # sbatch --wait alone returns 0 here
+    assert "did not complete" in output and "CANCELLED" in output, output
