@@ -88,6 +88,7 @@ def cmd_grade(args):
 def cmd_export(args):
     _instructor("export")
     from .instructor.gradebook import export, normalise_db_url
+    roster = _roster(args)  # before anything is written: a roster that cannot be used stops here
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     db_url = normalise_db_url(args.db_url or f"sqlite:///{out / 'gradebook.db'}")
@@ -96,6 +97,8 @@ def cmd_export(args):
     sources = [str(Path(source).resolve()) for source in args.sources]  # nbgrader works from the repository
     doc = export(out, db_url, sources=sources)
     print(f"Wrote {out / 'grades.json'} and grades.csv for {len(doc['students'])} students.")
+    if roster is not None:
+        _write_lms(out, doc, args, roster)
     if args.no_feedback:
         return 0
     from .instructor.handback import rewrite_feedback
@@ -106,6 +109,31 @@ def cmd_export(args):
     for student, why in failed.items():  # the grades are written: only the page is the one `grade` wrote
         print(f"{student}: {why}; the page from `grade` is left as it was", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _roster(args):
+    """The roster for --format canvas|moodle (None for csv); a roster that cannot be used ends the command."""
+    if args.format == "csv":
+        if args.roster or args.per_item:
+            raise SystemExit("export: --roster and --per-item are for --format canvas or moodle")
+        return None
+    if not args.roster:
+        raise SystemExit(f"export --format {args.format} needs --roster FILE: a CSV with student_id and the LMS's "
+                         "id of each student (see README, \"Grades for an LMS\")")
+    from .instructor.lms import RosterError, read_roster
+    try:
+        return read_roster(args.roster, args.format)
+    except RosterError as exc:
+        raise SystemExit(str(exc)) from None
+
+
+def _write_lms(out: Path, doc: dict, args, roster):
+    from .instructor.lms import write_lms
+    from .text import one_line
+    path, written, listing, listed = write_lms(out, doc, args.format, roster, args.per_item)
+    print(f"Wrote {path} for {written} students; {len(listed)} listed in {listing}" + (":" if listed else "."))
+    for student, lms_id, why in listed:
+        print(f"  {student!r}{f' ({one_line(lms_id, 80)})' if lms_id else ''}: {one_line(why, 200)}")
 
 
 def cmd_report(args):
@@ -176,6 +204,14 @@ def main(argv=None):
     p.add_argument("--db-url", default=None, help="SQLAlchemy URL of the gradebook (default: SQLite in --out)")
     p.add_argument("--from", dest="sources", nargs="+", default=[], metavar="OUT_DIR",
                    help="also take the students graded into these --out folders (other shards)")
+    p.add_argument("--format", choices=("csv", "canvas", "moodle"), default="csv",
+                   help="csv (default): grades.json and grades.csv only; canvas or moodle: also OUT/<format>.csv, "
+                        "which that LMS imports as it is, and OUT/<format>-unmatched.csv (needs --roster)")
+    p.add_argument("--roster", default=None, metavar="FILE",
+                   help="CSV mapping student_id to the LMS's id: sis_user_id or sis_login_id (Canvas), username "
+                        "or email (Moodle)")
+    p.add_argument("--per-item", action="store_true",
+                   help="one LMS column per graded item instead of one for the lesson")
     p.add_argument("--no-feedback", action="store_true",
                    help="leave the feedback pages as `grade` wrote them (by default each graded student's page "
                         "is written again, with the scores and comments given in formgrader since)")

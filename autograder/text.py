@@ -445,3 +445,54 @@ def report_failed(exc: BaseException, out) -> str:
     """`grade` finished, but writing the class report did not."""
     return (f"the grades are written, but the class report is not: {type(exc).__name__}: {clip(str(exc), 'message')}"
             f". Try `python -m autograder report --out {out}`.")
+
+
+# ---- LMS grade files and the roster (instructor/lms.py) ----
+
+def submission_note(submission) -> str:
+    """What an LMS file says of a submission (grades.json's "submission", or None when grading recorded none):
+    `submitted 2025-03-01 10:05 UTC, 1 h 5 min late, penalty 2 points`; "" when nothing is known."""
+    if not isinstance(submission, dict):
+        return ""
+    parts = []
+    if submission.get("time"):
+        parts.append(f"submitted {_utc(submission['time'])}")
+    late = submission.get("late_seconds")
+    if isinstance(late, (int, float)) and not isinstance(late, bool):
+        parts.append(f"{_duration(late)} late" if late > 0 else "on time")
+    elif parts:
+        parts.append("lateness unknown")
+    penalty = submission.get("penalty")
+    if isinstance(penalty, (int, float)) and not isinstance(penalty, bool) and penalty:
+        parts.append(f"penalty {penalty:g} point{'' if penalty == 1 else 's'}")
+    return ", ".join(parts)
+
+
+def _utc(stamp) -> str:
+    from datetime import datetime, timezone
+    try:
+        when = datetime.fromisoformat(str(stamp))
+    except ValueError:
+        return clip(str(stamp), "name")
+    when = when.astimezone(timezone.utc) if when.tzinfo else when
+    return when.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    parts = [f"{n} {unit}" for n, unit in ((days, "d"), (hours, "h"), (minutes, "min")) if n]
+    return " ".join(parts) if parts else f"{secs} s"
+
+
+LMS_GAPS = {  # why a student is listed beside an LMS file (instructor/lms.py)
+    "not_in_roster": "graded, but not in the roster: not in the LMS file",
+    "no_submission": "in the roster, but no submission was graded: not in the LMS file",
+    "not_graded": "in the roster, but not graded yet: left blank in the LMS file",
+}
+
+
+def roster_problem(path, problem: str) -> str:
+    """The roster given to `export --roster` cannot be used as it is: nothing was written."""
+    return f"export: the roster {path} cannot be used: {problem}; nothing was written"
