@@ -1,4 +1,4 @@
-"""Command line: `python -m autograder {check,release,grade,export,report} ...` (see --help of each)."""
+"""Command line: `python -m autograder {check,release,grade,export,report,similarity} ...` (see --help of each)."""
 import argparse
 import sys
 from pathlib import Path
@@ -147,6 +147,29 @@ def cmd_report(args):
     return 0
 
 
+def cmd_similarity(args):
+    _instructor("similarity")
+    from .instructor.similarity import compare, course_sources, ranking, read_cells
+    from .instructor.similarity_page import write_page
+    from .instructor.staging import select_students
+    from .text import no_such_folder, one_line
+    submitted = Path(args.submitted_dir)
+    if not submitted.is_dir():
+        raise SystemExit(no_such_folder(submitted))
+    cells = read_cells(submitted, select_students(submitted, args.students))
+    matches = compare(cells, course_sources())
+    pairs = ranking(matches)
+    path = write_page(Path(args.out), cells, matches, pairs)
+    compared = len({s for code in cells.code.values() for s in code})
+    print(f"{compared} students compared, {len(cells.skipped)} not (see the page); {len(pairs)} pairs share code.")
+    for place, pair in enumerate(pairs[:args.top], start=1):
+        where = ", ".join(f"{item} {m.shared}" for item, m in sorted(pair.matches.items()))
+        print(f"{place:>3}. {one_line(pair.a, 40)} · {one_line(pair.b, 40)}: best place {pair.best}; shared "
+              f"characters: {where}")
+    print(f"Wrote {path}: the pairs side by side, shared parts marked (evidence to review, not a score)")
+    return 0
+
+
 def _limit_options(parser, whose: str):
     """--timeout, --memory-mb and --startup-seconds, whose defaults are Limits' own (limits.py)."""
     from .limits import Limits
@@ -224,6 +247,15 @@ def main(argv=None):
     p.add_argument("--from", dest="sources", nargs="+", default=[], metavar="OUT_DIR",
                    help="also take the students graded into these --out folders (other shards)")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("similarity", help="write OUT/similarity.html: the pairs of students whose solution code is "
+                       "most alike, exercise by exercise, side by side (evidence to review, never a score)")
+    p.add_argument("submitted_dir", help="the submissions, SUBMITTED_DIR/<student_id>/lesson20/*.ipynb")
+    p.add_argument("--out", required=True, help="folder for similarity.html (a `grade` run's --out will do)")
+    p.add_argument("--students", nargs="+", default=None, metavar="GLOB",
+                   help="compare only students whose id matches one of these patterns")
+    p.add_argument("--top", type=int, default=10, help="pairs printed here (default 10; the page shows more)")
+    p.set_defaults(func=cmd_similarity)
 
     args = parser.parse_args(argv)
     return args.func(args)

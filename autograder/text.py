@@ -496,3 +496,28 @@ LMS_GAPS = {  # why a student is listed beside an LMS file (instructor/lms.py)
 def roster_problem(path, problem: str) -> str:
     """The roster given to `export --roster` cannot be used as it is: nothing was written."""
     return f"export: the roster {path} cannot be used: {problem}; nothing was written"
+
+
+# ---- Similar solution code, for the instructor (instructor/similarity_page.py) ----
+
+SIMILARITY = {
+    "title": "similar solution code",
+    "pairs": "Pairs to review first",
+    "items": "Each exercise's most alike pairs",
+    "side_by_side": "Side by side",
+    "skipped": "Submissions not compared",
+    "no_match": "No two students share code beyond what is left out.",
+    "shared": "of its compared code shared",
+    "pair_columns": ("#", "students", "best place in an exercise", "shared code (characters)",
+                     "exercises: share of each cell"),
+    "item_columns": ("#", "students", "shared code (characters)", "share of the first", "share of the second"),
+}
+
+
+def similarity_intro(students: int, pairs: int) -> str:
+    return (f"{_plural(students, 'student')} compared, exercise by exercise; {_plural(pairs, 'pair')} share code. "
+            "Left out before comparing: the released stub, the reference solution, and code that more than half "
+            "of the class wrote alike, so short correct answers do not all match. Names, strings and comments "
+            "are made alike first, so renamed variables, reordered lines and changed comments still match. "
+            "Pairs come by their best place in one exercise, then by the code they share in all; marked: the "
+            "shared parts. This is evidence to read, never a score: no grade changes.")

@@ -32,6 +32,8 @@ NOT_GRADED = ("failed", "timeout", "error")  # the statuses whose students the r
 SLOWEST = 10       # submissions in the table of the slowest
 NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![\w])")  # not the 16 of fp16
 VARIES = "#"       # where the numbers of one wording differ between students
+# no script, no request: the page opens from a file as it is (similarity_page.py uses the same)
+CONTENT_SECURITY_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 
 class ReportError(Exception):
@@ -328,7 +330,7 @@ def render(data: ClassData) -> str:
 
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">
 <title>{e(ASSIGNMENT)}: class report</title>
 <style>{STYLE}</style></head>
 <body>
