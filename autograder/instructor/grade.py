@@ -38,8 +38,10 @@ from .staging import NOTEBOOK, Staged, select_students, stage, staged_notebook, 
 from .state import StudentRecord, load_state, save_state
 from .workers import Workers
 
-# quiz widgets, the command line, the progress display and the class report decide no grade
-NOT_GRADING = {"quiz.py", "quizzes.py", "__main__.py", "progress.py", "class_report.py"}
+# quiz widgets, the command line, the progress display, the class report, the LMS files and the similarity
+# page decide no grade
+NOT_GRADING = {"quiz.py", "quizzes.py", "__main__.py", "progress.py", "class_report.py", "lms.py", "similarity.py",
+               "similarity_page.py"}
 DEATHS = 2  # a student whose grading process dies this many times is recorded as "error"
 # tests only: "<student>:kill" or "<student>:hang" in its grading process, several separated by commas
 TEST_FAULT = "LESSON20_TEST_GRADER_FAULT"
