@@ -488,6 +488,7 @@ def _duration(seconds: float) -> str:
 
 LMS_GAPS = {  # why a student is listed beside an LMS file (instructor/lms.py)
     "not_in_roster": "graded, but not in the roster: not in the LMS file",
+    "no_lms_id": "graded and in the roster, but without the LMS id the file matches on: not in the LMS file",
     "no_submission": "in the roster, but no submission was graded: not in the LMS file",
     "not_graded": "in the roster, but not graded yet: left blank in the LMS file",
 }

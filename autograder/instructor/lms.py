@@ -11,10 +11,11 @@ folder name under submitted/) and the LMS's own id for each student.
   custom gradebook column of the same title: the submission time, lateness and penalty go in "Notes", the
   column Canvas shows under View > Notes (shown there, the import fills it; not shown, the import page
   offers it as a new assignment, which the instructor sets to ignore).
-* Moodle (Grades > Import > CSV file) stops the whole import at a row whose user it cannot find, so only
-  students in the roster are written; the instructor maps "Username" or "Email address" to the user, the
-  lesson's column to its grade item, and "Feedback: <lesson>" to that item's feedback, which the student
-  sees: the submission time, lateness and penalty.
+* Moodle (Grades > Import > CSV file) stops the whole import at a row whose user it cannot find, and skips a
+  row whose user field is blank, so the file has one user column (the roster's username, else email, else ID
+  number) and only students who have it; the instructor maps it to that field, the lesson's column to its
+  grade item, and "Feedback: <lesson>" to that item's feedback, which the student sees: the submission time,
+  lateness and penalty.
 
 Students graded but not in the roster, and roster students with no submission, are not in the LMS file:
 they are listed in OUT/<format>-unmatched.csv, and by the command. Every cell is inert in a spreadsheet
@@ -49,13 +50,17 @@ class RosterError(Exception):
 
 @dataclass
 class Roster:
-    """student_id -> {column: value}, in the file's order; `columns` are the normalised headers."""
+    """student_id -> {column: value}, in the file's order; `keys`: the LMS id columns the file carries (Canvas
+    tries each in turn for each row; Moodle matches on one column only, the first of LMS_IDS the roster has)."""
     path: Path
     rows: dict = field(default_factory=dict)
-    columns: tuple = ()
+    keys: tuple = ()
 
-    def has_lms_id(self, student: str, lms: str) -> bool:
-        return any(self.rows[student].get(key) for key in LMS_IDS[lms])
+    def has_lms_id(self, student: str) -> bool:
+        return any(self.rows[student].get(key) for key in self.keys)
+
+    def lms_id(self, student: str) -> str:
+        return next((self.rows[student][k] for k in self.keys if self.rows[student].get(k)), "")
 
 
 def column_name(header: str) -> str:
@@ -84,7 +89,8 @@ def read_roster(path, lms: str) -> Roster:
         raise RosterError(roster_problem(path, (
             f"its header has {', '.join(repr(h) for h in rows[0])}; a roster for {lms} needs student_id (the "
             f"course's id, a folder under submitted/) and one of {', '.join(wanted)}")))
-    roster, owners = Roster(path, columns=columns), {}
+    keys = tuple(k for k in wanted if k in columns)
+    roster, owners = Roster(path, keys=keys if lms == "canvas" else keys[:1]), {}
     for line, cells in enumerate(rows[1:], start=2):
         row = {c: v.strip() for c, v in zip(columns, cells)}
         student = row.get("student_id", "")
@@ -93,7 +99,7 @@ def read_roster(path, lms: str) -> Roster:
         if student in roster.rows:
             raise RosterError(roster_problem(path, f"student {student!r} is on two rows (line {line} and an "
                                                    "earlier one)"))
-        for key in wanted:
+        for key in roster.keys:
             value = row.get(key, "")
             if value and spreadsheet_cell(value) != value:
                 raise RosterError(roster_problem(path, (
@@ -128,21 +134,22 @@ def _possible(per_item: bool) -> list:
     return [_points(i.points) for i in ITEMS] if per_item else [_points(sum(i.points for i in ITEMS))]
 
 
-def matched(doc: dict, roster: Roster, lms: str) -> list:
+def matched(doc: dict, roster: Roster) -> list:
     """(student, roster row, grades.json row) of each roster student who was graded and has an LMS id, in the
     roster's order."""
-    return [(s, r, doc["students"][s]) for s, r in roster.rows.items()
-            if s in doc["students"] and roster.has_lms_id(s, lms)]
+    return [(s, r, doc["students"][s]) for s, r in roster.rows.items() if s in doc["students"] and roster.has_lms_id(s)]
 
 
-def unmatched(doc: dict, roster: Roster, lms: str) -> list:
+def unmatched(doc: dict, roster: Roster) -> list:
     """(student, LMS id or "", why) for each student left out of the LMS file or left blank in it."""
     listed = []
     for student in sorted(doc["students"]):
-        if student not in roster.rows or not roster.has_lms_id(student, lms):
+        if student not in roster.rows:
             listed.append((student, "", LMS_GAPS["not_in_roster"]))
-    for student, row in roster.rows.items():
-        lms_id = next((row[k] for k in LMS_IDS[lms] if row.get(k)), "")
+        elif not roster.has_lms_id(student):
+            listed.append((student, "", f"{LMS_GAPS['no_lms_id']} ({' or '.join(roster.keys)})"))
+    for student in roster.rows:
+        lms_id = roster.lms_id(student)
         if student not in doc["students"]:
             listed.append((student, lms_id, LMS_GAPS["no_submission"]))
         elif doc["students"][student]["status"] == "error" and lms_id:
@@ -154,7 +161,7 @@ def canvas_csv(doc: dict, roster: Roster, per_item: bool = False) -> str:
     """Canvas's gradebook import: the people columns, the lesson (or each item), Notes; then Points Possible."""
     rows = [[*CANVAS_PEOPLE, *_columns(per_item), "Notes"],
             ["Points Possible", "", "", "", "", *_possible(per_item), ""]]
-    for student, person, row in matched(doc, roster, "canvas"):
+    for student, person, row in matched(doc, roster):
         rows.append([person.get("name") or student, person.get("id", ""), person.get("sis_user_id", ""),
                      person.get("sis_login_id", ""), person.get("section", ""), *_scores(row, per_item),
                      submission_note(row.get("submission"))])
@@ -162,12 +169,11 @@ def canvas_csv(doc: dict, roster: Roster, per_item: bool = False) -> str:
 
 
 def moodle_csv(doc: dict, roster: Roster, per_item: bool = False) -> str:
-    """Moodle's CSV grade import: the roster's user ids, the lesson (or each item), and the lesson's feedback."""
-    ids = [k for k in LMS_IDS["moodle"] if k in roster.columns]
-    rows = [[*(MOODLE_HEADERS[k] for k in ids), *_columns(per_item), f"Feedback: {ASSIGNMENT}"]]
-    for _student, person, row in matched(doc, roster, "moodle"):
-        rows.append([*(person.get(k, "") for k in ids), *_scores(row, per_item),
-                     submission_note(row.get("submission"))])
+    """Moodle's CSV grade import: the user's id (one column: Moodle maps on one), the lesson (or each item), and
+    the lesson's feedback."""
+    rows = [[*(MOODLE_HEADERS[k] for k in roster.keys), *_columns(per_item), f"Feedback: {ASSIGNMENT}"]]
+    for _student, person, row in matched(doc, roster):
+        rows.append([*(person[k] for k in roster.keys), *_scores(row, per_item), submission_note(row.get("submission"))])
     return _csv(rows)
 
 
@@ -190,7 +196,7 @@ def write_lms(out, doc: dict, lms: str, roster: Roster, per_item: bool = False) 
     listing's rows)."""
     out = Path(out)
     make = {"canvas": canvas_csv, "moodle": moodle_csv}[lms]
-    listed = unmatched(doc, roster, lms)
+    listed = unmatched(doc, roster)
     write_atomic(out / f"{lms}.csv", make(doc, roster, per_item))
     write_atomic(out / f"{lms}-unmatched.csv", unmatched_csv(listed))
-    return out / f"{lms}.csv", len(matched(doc, roster, lms)), out / f"{lms}-unmatched.csv", listed
+    return out / f"{lms}.csv", len(matched(doc, roster)), out / f"{lms}-unmatched.csv", listed
