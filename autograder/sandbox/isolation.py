@@ -70,10 +70,13 @@ class Cgroup:
     """Memory, pids and CPU cgroups (v1 or v2) for one sandbox, when this process may create them."""
 
     ROOT = Path("/sys/fs/cgroup")
+    kind = "cgroup"  # a memory source (memory.py)
+    interval = 0.001
 
     def __init__(self, limits: Limits):
         self.dirs = []
         self._peak_fd = None  # memory.peak (v2) or memory.max_usage_in_bytes (v1), open since the last reset
+        self._stat_fd = None  # memory.stat, read again through the same descriptor at every sample
         self.name = f"lesson20-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         memory, pids = str(limits.memory_mb * 2**20), str(limits.max_processes)
         period = 100_000
@@ -137,6 +140,10 @@ class Cgroup:
                     return d / name
         return None
 
+    @property
+    def measures_memory(self) -> bool:
+        return self._memory("memory.usage_in_bytes", "memory.current") is not None
+
     def reset_peak(self):
         """Start a new peak-memory measurement; returns the memory in use now (bytes), or None where the
         kernel cannot reset the peak (then nothing can be measured). Read by the grader, never the sandbox.
@@ -173,6 +180,23 @@ class Cgroup:
                 os.close(self._peak_fd)
             self._peak_fd = None
 
+    def anon(self):
+        """The anonymous memory now (bytes), in RAM or swapped out: memory.stat's rss and swap (v1), or its anon
+        and memory.swap.current (v2); None without a memory controller. No file's pages count in it."""
+        try:
+            if self._stat_fd is None:
+                stat = self._memory("memory.stat", "memory.stat")
+                if stat is None:
+                    return None
+                self._stat_fd = os.open(stat, os.O_RDONLY)
+            fields = dict(line.split() for line in os.pread(self._stat_fd, 1 << 16, 0).decode().splitlines()
+                          if line.startswith(("rss ", "swap ", "anon ")))
+            anon = int(fields.get("rss", 0)) + int(fields.get("swap", 0)) + int(fields.get("anon", 0))
+            swap = self._memory("memory.swap.current", "memory.swap.current") if "anon" in fields else None
+            return anon + (int(swap.read_text()) if swap is not None else 0)
+        except (OSError, ValueError):
+            return None
+
     def usage(self):
         """The memory in use now (bytes), or None."""
         usage = self._memory("memory.usage_in_bytes", "memory.current")
@@ -190,6 +214,10 @@ class Cgroup:
 
     def close(self):
         self._close_peak()
+        if self._stat_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._stat_fd)
+            self._stat_fd = None
         for d in self.dirs:
             remove_cgroup(d)
         self.dirs = []

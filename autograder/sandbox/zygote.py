@@ -20,6 +20,7 @@ from .channel import Channel, Drain
 from ..limits import Limits
 from .errors import SandboxError
 from .isolation import HERE, Cgroup, command, sandbox_uid
+from .memory import ProcessTree
 
 
 class Zygote:
@@ -72,6 +73,9 @@ class Zygote:
             raise SandboxError("protocol", "the sandbox did not start properly")
         # whether each submission gets new namespaces of its own (namespaces.py), or shares the zygote's
         self.fresh_namespaces = reply.get("fresh_namespaces") is True
+        # what measures a call's memory: the cgroup, or, where this process may make none, the sandbox's processes
+        self.memory = self.cgroup if self.cgroup and self.cgroup.measures_memory else (
+            ProcessTree(self.proc.pid) if isolate else None)
 
     def _rlimits(self) -> dict:
         mb = 2**20

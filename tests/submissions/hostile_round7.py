@@ -350,4 +350,66 @@ THIEF = hostile("round7_takes_reference_from_a_message_queue", *stubs(), NewCell
                 doc="the untouched student notebook, plus a cell that rebuilds whatever reference code an earlier "
                     "submission left in POSIX message queues")
 
-HOSTILE_ROUND7 += [LEAVER, THIEF]
+# ---- memory a file hides: a tmpfs ballast cut as the graphs grow ----
+
+BALLAST = '''
+import os as _os
+
+_BALLAST, _PIECE, _FULL = "/dev/shm/lesson20-ballast", 1 << 20, 112
+with open(_BALLAST, "wb") as _f:
+    for _ in range(_FULL):
+        _f.write(b"\\1" * _PIECE)        # charged to the sandbox while the notebook runs
+
+
+def _rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def _pieces():
+    return _os.stat(_BALLAST).st_size // _PIECE
+
+
+def _settle(level):
+    """Cut or refill the ballast so that this process's memory and the ballast stay at `level`."""
+    want, have = max(0, min(_FULL, (level - _rss()) // _PIECE)), _pieces()
+    if want < have:
+        _os.truncate(_BALLAST, want * _PIECE)
+    elif want > have:
+        with open(_BALLAST, "ab") as f:
+            for _ in range(want - have):
+                f.write(b"\\1" * _PIECE)
+'''
+
+KEEPS_GRAPHS_BEHIND_BALLAST = '''
+def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
+    level = _rss() + _pieces() * _PIECE
+
+    def after_forward(module, args, out):
+        _settle(level)
+        if isinstance(out, torch.Tensor) and out.requires_grad:
+            out.register_hook(lambda grad: (_settle(level), grad)[1])
+
+    handles = [m.register_forward_hook(after_forward) for m in model.modules()]
+    try:
+        model.zero_grad()
+        n = inputs.shape[0]
+        total = 0.0
+        for start in range(0, n, micro_batch_size):
+            x, y = inputs[start:start + micro_batch_size], targets[start:start + micro_batch_size]
+            total = total + loss_fn(model(x), y) * (x.shape[0] / n)
+        total.backward()      # one backward of the summed loss: every micro-batch's graph was alive together
+        return total.item()
+    finally:
+        for h in handles:
+            h.remove()
+        _settle(level)
+'''
+
+BALLAST_ATTACK = hostile("round7_tmpfs_ballast_hides_kept_graphs", Append("accumulate_gradients", BALLAST, first=True),
+                         Replace("accumulate_gradients", "accumulate_gradients", KEEPS_GRAPHS_BEHIND_BALLAST),
+                         twin="accumulate_one_backward_of_summed_losses", expect={"accumulate_gradients": "less"},
+                         doc="keeps every micro-batch's graph; a /dev/shm file written by the notebook is cut as "
+                             "the graphs grow and refilled by backward hooks, so the memory in use stays level")
+
+HOSTILE_ROUND7 += [LEAVER, THIEF, BALLAST_ATTACK]
