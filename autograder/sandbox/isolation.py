@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 from ..limits import Limits
+from .uids import UIDS, sandbox_uid, uid_candidates, uid_holder  # noqa: F401 - the sandbox's uid, from here too
 from .worker import PARTS
 
 HERE = Path(__file__).parent
@@ -244,14 +245,6 @@ def remove_cgroup(folder: Path, kill: bool = True, seconds: float = 3.0) -> bool
             time.sleep(0.02)  # the last processes are still exiting
 
 
-def sandbox_uid(pid: int = None):
-    """The unprivileged uid that submissions graded by process `pid` (default: this one) run under,
-    or None when they run under the grader's own uid (not root, or no setpriv)."""
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        return None
-    return 61000 + (os.getpid() if pid is None else pid) % 4000
-
-
 def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
     """The command that starts the zygote: bwrap (+ setpriv, inside the cgroup) or a plain Python."""
     python = [sys.executable, "-I"]
@@ -293,3 +286,58 @@ def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
 def probe_files(isolate: bool) -> list:
     """Where the child reads the probes' files from, as it sees the file system, in the order it runs them."""
     return [f"{BOX}/{name}" if isolate else str(HERE.parent / "checks" / name) for name in PROBE_FILES]
+
+
+def user_namespaces_allowed() -> bool:
+    """Whether this kernel lets an unprivileged process make a user namespace (what per-submission namespaces
+    need inside the sandbox): tried in a process of its own."""
+    import ctypes
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os._exit(0 if ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0 else 1)  # CLONE_NEWUSER
+        except BaseException:  # noqa: BLE001 - whatever failed, the answer is no
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def protections(limits: Limits, zygote=None) -> dict:
+    """Each protection a grading process can lose on some machine -> {"have": bool, "detail": what it gives, or
+    why this process lacks it and what fixes it}. zygote: a running sandbox's (zygote.Zygote), whose own
+    answers are used where it has them (per-submission namespaces)."""
+    bwrap, root = have_bwrap(), os.geteuid() == 0
+    cgroup = zygote.cgroup if zygote is not None else None
+    if zygote is None and bwrap and root:
+        made = Cgroup(limits)
+        has_memory_cgroup = made.measures_memory
+        made.close()
+    else:
+        has_memory_cgroup = cgroup is not None and cgroup.measures_memory
+    fresh = zygote.fresh_namespaces if zygote is not None else bwrap and user_namespaces_allowed()
+    no_bwrap = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    uid = sandbox_uid()
+    return {
+        "bubblewrap": {"have": bwrap, "detail": "no network, a read-only view of the Python installation, a "
+                       "private /tmp" if bwrap else no_bwrap},
+        "PID namespace": {"have": bwrap, "detail": "every process a submission starts dies with it" if bwrap
+                          else no_bwrap},
+        "per-submission namespaces": {
+            "have": fresh, "detail": "new user, IPC, mount, network, UTS and PID namespaces and a fresh /tmp and "
+            "/dev/shm for each submission" if fresh else no_bwrap if not bwrap else "this kernel refuses "
+            "unprivileged user namespaces (sysctl user.max_user_namespaces or kernel.unprivileged_userns_clone): "
+            "submissions graded by one process share the sandbox's, emptied between them"},
+        "unprivileged uid": {"have": uid is not None, "detail": f"submissions run as uid {uid}, which no host "
+                             "account holds" if uid is not None else "the grader is not root (or has no "
+                             "setpriv): submissions run under its own uid, inside bubblewrap's user namespace"},
+        "memory cgroup": {"have": has_memory_cgroup, "detail": "a memory, CPU and process limit per sandbox"
+                          if has_memory_cgroup else "the grader may not create cgroups (run it as root): only "
+                          "rlimits bound the sandbox's memory, CPU time and processes"},
+        "memory measurement": {"have": has_memory_cgroup or bwrap, "detail": "a call's memory from the cgroup's "
+                               "peak and its anonymous memory, sampled" if has_memory_cgroup else "a call's "
+                               "anonymous memory, sampled from the sandbox's processes (no kernel peak)" if bwrap
+                               else no_bwrap + ": no call's memory is measured, and its check is not made"},
+        "rlimits": {"have": sys.platform.startswith("linux"), "detail": f"{limits.memory_mb} MiB of address space, "
+                    f"{limits.tmp_mb} MiB per file, CPU time per request"
+                    + (f", {limits.max_processes} processes" if uid is not None else "")},
+    }

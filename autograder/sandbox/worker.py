@@ -3,8 +3,9 @@
 A *zygote* imports torch once, then forks one *child* per submission when the grader asks (child.py). The
 child runs the submission's cells and answers probe requests over four pipes that the grader made for that
 submission alone and passed in (requests, replies, stdout, stderr); each graded item's checks run in a fork
-of their own. Between submissions the zygote kills every other process in the sandbox and empties /tmp, so
-nothing of one submission is left for the next (cleanup.py). The zygote itself never runs student code,
+of their own. Each child enters fresh namespaces before any student code (namespaces.py), and between
+submissions the zygote kills every other process in the sandbox and empties /tmp, so nothing of one
+submission is left for the next (cleanup.py). The zygote itself never runs student code,
 holds the only channel to the grader that outlives a submission, and is not dumpable, so a child (same
 uid) cannot trace it or read its memory.
 
@@ -13,8 +14,8 @@ uid) cannot trace it or read its memory.
 
 The parts, each a file of this folder loaded by path (`load_parts`), never imported by name, so that no
 student code finds them in sys.modules: protocol (framing), process (limits, system calls), notebook (the
-cells as a kernel runs them), cleanup, standins (the reference's code for other exercises), guard (the audit
-hook) and child (the request loop). It decides nothing: the grader loads each answer with
+cells as a kernel runs them), cleanup, standins (the reference's code for other exercises), namespaces (a
+fresh kernel per submission), guard (the audit hook) and child (the request loop). It decides nothing: the grader loads each answer with
 weights_only=True and judges it.
 """
 import builtins

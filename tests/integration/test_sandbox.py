@@ -167,6 +167,54 @@ def test_only_stored_torch_archives_are_loaded():
     assert not _stored_zip(b"not a zip at all", 2**20)
 
 
+GRADER_WAITING = '''
+import sys, warnings
+warnings.simplefilter("ignore")
+from autograder.sandbox import Sandbox, sandbox_uid
+from autograder.sandbox.isolation import uid_candidates
+import os
+print(uid_candidates(os.getpid())[0], flush=True)
+sys.stdin.readline()  # the test makes a host account with that uid now
+sandbox = Sandbox([{"index": 0, "label": "<cell 0>", "solution": True, "source": "x = 1"}])
+sandbox.start()
+print(sandbox_uid(), flush=True)
+sys.stdin.readline()
+sandbox.close()
+'''
+
+
+@needs_bwrap
+@pytest.mark.skipif(sandbox_uid() is None or not shutil.which("useradd"), reason="needs root, setpriv and useradd")
+def test_a_host_account_with_the_uid_the_sandbox_would_pick_cannot_signal_it():
+    """The uid is checked when the grading process starts its sandbox: a host account that holds the first
+    candidate is passed over, and cannot signal the sandbox's processes (before, an innocent failed 0/14)."""
+    grader = subprocess.Popen([sys.executable, "-c", GRADER_WAITING], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    account = "l20uidtest"
+    try:
+        first = int(grader.stdout.readline())
+        subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", "-u", str(first), account], check=True)
+        grader.stdin.write("go\n")
+        grader.stdin.flush()
+        picked = int(grader.stdout.readline())
+        assert picked != first, "the sandbox took the uid a host account holds"
+        sandbox = sorted(processes_of(picked))
+        assert sandbox, "no process of the sandbox runs under its uid"
+
+        def kill_as(uid: int, sig: str) -> list:
+            return [subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "kill", sig,
+                                    str(pid)], capture_output=True).returncode for pid in sandbox]
+
+        assert kill_as(first, "-0") == [1] * len(sandbox) and kill_as(first, "-KILL") == [1] * len(sandbox)
+        assert all(Path(f"/proc/{pid}").exists() for pid in sandbox)
+        assert kill_as(picked, "-0") == [0] * len(sandbox)  # the control: the sandbox's own uid may
+    finally:
+        grader.stdin.write("done\n")
+        grader.stdin.flush()
+        grader.wait(timeout=60)
+        subprocess.run(["userdel", account], capture_output=True)
+
+
 def accumulation_memory(result) -> tuple:
     """(accumulate_gradients' score, its failed checks' messages) of a graded result."""
     item = result.items["accumulate_gradients"]

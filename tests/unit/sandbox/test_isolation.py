@@ -8,7 +8,8 @@ import pytest
 
 from autograder.limits import Limits
 from autograder.sandbox import isolation
-from autograder.sandbox.isolation import BOX, Cgroup, command, have_bwrap, probe_files, remove_cgroup, sandbox_uid
+from autograder.sandbox.isolation import (BOX, UIDS, Cgroup, command, have_bwrap, probe_files, remove_cgroup, sandbox_uid,
+                                         uid_candidates, uid_holder)
 
 
 def test_without_isolation_it_is_a_plain_isolated_python():
@@ -31,7 +32,20 @@ def test_the_uid_is_unprivileged_and_differs_per_grading_process():
     uid = sandbox_uid(1)
     if uid is None:
         pytest.skip("not root or no setpriv: submissions run under the grader's uid")
-    assert uid >= 61000 and sandbox_uid(1) == uid != sandbox_uid(2)
+    assert uid in UIDS and sandbox_uid(1) == uid != sandbox_uid(2)
+
+
+def test_no_host_account_holds_the_uid_picked():
+    """Every uid that account tools hand out is below the range; each candidate is checked against the account
+    and group databases, subordinate ranges and running processes (the candidates of a process are tried in
+    order, so one that is held is passed over)."""
+    assert UIDS[0] > 0x6FFFFFFF and UIDS[-1] < 2**31 - 1
+    uid = sandbox_uid()
+    if uid is None:
+        pytest.skip("not root or no setpriv: submissions run under the grader's uid")
+    assert uid in uid_candidates(os.getpid()) and uid_holder(uid) is None
+    assert uid_holder(0) == "the account root" and uid_holder(os.getuid(), running=False) is not None
+    assert uid_holder(os.getgid()) is not None  # a gid counts too
 
 
 def test_remove_cgroup_kills_what_is_left_and_gives_up_on_a_folder_that_stays(tmp_path):
