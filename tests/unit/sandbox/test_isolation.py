@@ -8,8 +8,7 @@ import pytest
 
 from autograder.limits import Limits
 from autograder.sandbox import isolation
-from autograder.sandbox.isolation import (BOX, UIDS, Cgroup, command, have_bwrap, probe_files, remove_cgroup, sandbox_uid,
-                                         uid_candidates, uid_holder)
+from autograder.sandbox.isolation import BOX, Cgroup, command, have_bwrap, probe_files, protections, remove_cgroup
 
 
 def test_without_isolation_it_is_a_plain_isolated_python():
@@ -26,26 +25,6 @@ def test_with_bubblewrap_there_is_no_network_and_no_instructor_package():
     assert cmd[-3].split(os.pathsep) == probe_files(True)
     for path in probe_files(True):  # each probes file is bound read-only where the child reads it
         assert cmd[cmd.index(path) - 2] == "--ro-bind"
-
-
-def test_the_uid_is_unprivileged_and_differs_per_grading_process():
-    uid = sandbox_uid(1)
-    if uid is None:
-        pytest.skip("not root or no setpriv: submissions run under the grader's uid")
-    assert uid in UIDS and sandbox_uid(1) == uid != sandbox_uid(2)
-
-
-def test_no_host_account_holds_the_uid_picked():
-    """Every uid that account tools hand out is below the range; each candidate is checked against the account
-    and group databases, subordinate ranges and running processes (the candidates of a process are tried in
-    order, so one that is held is passed over)."""
-    assert UIDS[0] > 0x6FFFFFFF and UIDS[-1] < 2**31 - 1
-    uid = sandbox_uid()
-    if uid is None:
-        pytest.skip("not root or no setpriv: submissions run under the grader's uid")
-    assert uid in uid_candidates(os.getpid()) and uid_holder(uid) is None
-    assert uid_holder(0) == "the account root" and uid_holder(os.getuid(), running=False) is not None
-    assert uid_holder(os.getgid()) is not None  # a gid counts too
 
 
 def test_remove_cgroup_kills_what_is_left_and_gives_up_on_a_folder_that_stays(tmp_path):
@@ -131,3 +110,15 @@ def test_a_grader_at_niceness_0_leaves_the_cpu_share_alone(tmp_path, monkeypatch
     (tmp_path / "cgroup.controllers").write_text("memory pids cpu")
     group = Cgroup(Limits())
     assert not (group.dirs[0] / "cpu.weight").exists()
+
+
+def test_the_protections_name_each_one_and_say_why_one_is_missing(monkeypatch):
+    from autograder.sandbox import isolation
+    got = protections(Limits())
+    assert set(got) == {"bubblewrap", "PID namespace", "per-submission namespaces", "unprivileged uid",
+                        "memory cgroup", "memory measurement", "rlimits"}
+    assert all(isinstance(p["have"], bool) and p["detail"] for p in got.values())
+    monkeypatch.setattr(isolation, "have_bwrap", lambda: False)
+    without = protections(Limits())
+    assert not without["bubblewrap"]["have"] and "apt-get install bubblewrap" in without["bubblewrap"]["detail"]
+    assert not without["memory measurement"]["have"] and "not made" in without["memory measurement"]["detail"]
