@@ -189,9 +189,11 @@ class Child(Template):
     """The request loop of one submission: the notebook, the template's loop, and one item's fork."""
 
     def __init__(self, fds, torch, parts, library_roots, internal_files, isolated=True, zygote=None,
-                 zygote_alive=lambda: True):
-        """zygote: its pid in /proc (the sandbox's PID namespace); zygote_alive: whether it still runs."""
+                 zygote_alive=lambda: True, fresh=False):
+        """zygote: its pid in /proc (the sandbox's PID namespace); zygote_alive: whether it still runs; fresh:
+        whether this child entered namespaces of its own (namespaces.py), which a measured fork can do again."""
         super().__init__(parts)
+        self.fresh = fresh
         self.fds, self.torch = fds, torch
         self.library_roots, self.internal_files, self.isolated = library_roots, internal_files, isolated
         self.save, self.load, self.exec_, self.read, self.int = torch.save, torch.load, exec, os.read, int
@@ -254,6 +256,12 @@ class Child(Template):
         if setup is None:
             return
         self.key = bytes.fromhex(self.str(setup.pop("key", "")))
+        if setup.get("measured") and self.fresh:  # before any student code runs in this fork (memory.py)
+            with self.trusted:
+                try:
+                    self.parts.namespaces.lock_for_measurement({0, 1, 2, self.replies})
+                except OSError:  # the kernel refused: the call is measured as the notebook left the fork
+                    pass
         stand_ins = self.parts.standins.compile_stand_ins(setup.get("imports", ""), setup.get("units") or [],
                                                           self.exec_)
         bind = [self.str(n) for n in setup.get("bind") or [] if self.str(n) in stand_ins]

@@ -73,11 +73,13 @@ class Cgroup:
     ROOT = Path("/sys/fs/cgroup")
     kind = "cgroup"  # a memory source (memory.py)
     interval = 0.001
+    usage_is_parts = False  # the memory in use is the kernel's own count
 
     def __init__(self, limits: Limits):
         self.dirs = []
         self._peak_fd = None  # memory.peak (v2) or memory.max_usage_in_bytes (v1), open since the last reset
         self._stat_fd = None  # memory.stat, read again through the same descriptor at every sample
+        self._extra_paths = None  # the kernel's memory (v1) and swap (v2), found at the first sample
         self.name = f"lesson20-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         memory, pids = str(limits.memory_mb * 2**20), str(limits.max_processes)
         period = 100_000
@@ -181,22 +183,34 @@ class Cgroup:
                 os.close(self._peak_fd)
             self._peak_fd = None
 
-    def anon(self):
-        """The anonymous memory now (bytes), in RAM or swapped out: memory.stat's rss and swap (v1), or its anon
-        and memory.swap.current (v2); None without a memory controller. No file's pages count in it."""
+    def parts(self):
+        """The memory in use now, by kind (bytes): {"anon": anonymous, in RAM or swapped out, "shmem": tmpfs and
+        shared memory, "file": other files' pages, "kernel": the kernel's own (pipes, sockets, page tables)};
+        None without a memory controller. From memory.stat (v1: rss, swap, shmem, cache, and
+        memory.kmem.usage_in_bytes; v2: anon, shmem, file, kernel, and memory.swap.current)."""
         try:
             if self._stat_fd is None:
                 stat = self._memory("memory.stat", "memory.stat")
                 if stat is None:
                     return None
                 self._stat_fd = os.open(stat, os.O_RDONLY)
-            fields = dict(line.split() for line in os.pread(self._stat_fd, 1 << 16, 0).decode().splitlines()
-                          if line.startswith(("rss ", "swap ", "anon ")))
-            anon = int(fields.get("rss", 0)) + int(fields.get("swap", 0)) + int(fields.get("anon", 0))
-            swap = self._memory("memory.swap.current", "memory.swap.current") if "anon" in fields else None
-            return anon + (int(swap.read_text()) if swap is not None else 0)
+            fields = {}
+            for line in os.pread(self._stat_fd, 1 << 16, 0).decode().splitlines():
+                name, _, value = line.partition(" ")
+                if name in ("rss", "swap", "shmem", "cache", "anon", "file", "kernel"):
+                    fields[name] = int(value)
+            if self._extra_paths is None:
+                self._extra_paths = [path for path in (self._memory(name, name) for name in (
+                    "memory.kmem.usage_in_bytes", "memory.swap.current")) if path is not None]
+            extra = {path.name: int(path.read_text()) for path in self._extra_paths}
         except (OSError, ValueError):
             return None
+        if "anon" in fields:  # v2
+            return {"anon": fields["anon"] + extra.get("memory.swap.current", 0), "shmem": fields.get("shmem", 0),
+                    "file": fields.get("file", 0) - fields.get("shmem", 0), "kernel": fields.get("kernel", 0)}
+        return {"anon": fields.get("rss", 0) + fields.get("swap", 0), "shmem": fields.get("shmem", 0),
+                "file": fields.get("cache", 0) - fields.get("shmem", 0),
+                "kernel": extra.get("memory.kmem.usage_in_bytes", 0)}
 
     def usage(self):
         """The memory in use now (bytes), or None."""
@@ -334,9 +348,14 @@ def protections(limits: Limits, zygote=None) -> dict:
                           if has_memory_cgroup else "the grader may not create cgroups (run it as root): only "
                           "rlimits bound the sandbox's memory, CPU time and processes"},
         "memory measurement": {"have": has_memory_cgroup or bwrap, "detail": "a call's memory from the cgroup's "
-                               "peak and its anonymous memory, sampled" if has_memory_cgroup else "a call's "
-                               "anonymous memory, sampled from the sandbox's processes (no kernel peak)" if bwrap
+                               "peak and each kind of memory, sampled" if has_memory_cgroup else "a call's "
+                               "anonymous and shared memory, sampled from the sandbox's processes (no kernel "
+                               "peak, no kernel memory)" if bwrap
                                else no_bwrap + ": no call's memory is measured, and its check is not made"},
+        "measured forks locked": {"have": fresh, "detail": "a measured call's fork has no writable tmpfs and none "
+                                  "of the notebook's descriptors" if fresh else "without per-submission "
+                                  "namespaces a measured call could write its graphs into a tmpfs file the "
+                                  "notebook filled, unseen"},
         "rlimits": {"have": sys.platform.startswith("linux"), "detail": f"{limits.memory_mb} MiB of address space, "
                     f"{limits.tmp_mb} MiB per file, CPU time per request"
                     + (f", {limits.max_processes} processes" if uid is not None else "")},

@@ -1,11 +1,13 @@
 """Peak memory of one call in the sandbox, read by the grader (never the sandbox): from its memory cgroup, or,
 where the grader may not make one (not root), from the sandbox's processes.
 
-Two figures are sampled every millisecond while the call runs: the memory in use, and the anonymous memory
-(the heap, tensors, a graph's saved activations; swapped out too). Files count in the first, never in the
-second: a file on tmpfs (/tmp, /dev/shm, a memfd) written before the call and cut during it lowers the
-memory in use as the call's graphs grow, but not the anonymous memory. The call's figure is the largest of
-every rise, so a file can hide nothing.
+While the call runs, the memory in use is sampled every millisecond, and so is each kind of it on its own
+(anonymous, tmpfs and shared, other files', the kernel's). The call's figure is the largest of the kernel's
+peak, the rise of the memory in use, and the sum of each kind's own rise: memory of one kind let go of during
+the call (a tmpfs file cut, a pipe emptied) cannot offset what the call holds in another, and what it holds
+in a kind it let go of counts again. A measured call's fork has no writable /tmp or /dev/shm and none of the
+notebook's descriptors (namespaces.lock_for_measurement), so there is no memory charged before the call that
+it could cut or reuse: a file can hide nothing.
 """
 import os
 import threading
@@ -13,34 +15,34 @@ from pathlib import Path
 
 
 class RiseWatch(threading.Thread):
-    """Samples a memory source while a call runs: the largest rise of its use, and of its anonymous memory,
-    above the lowest of each seen before."""
+    """Samples a memory source while a call runs: the largest rise of its use, and of each kind of memory, above
+    the lowest of each seen before."""
 
-    def __init__(self, source, baseline: int, anon_baseline, interval: float = 0.001):
+    def __init__(self, source, baseline: int, parts, interval: float = 0.001):
         super().__init__(daemon=True)
         self.source, self.interval, self.done = source, interval, threading.Event()
         self.low, self.rise = baseline, 0
-        self.anon_low, self.anon_rise = anon_baseline, 0
-        self.same = source.usage == source.anon  # a source whose use is its anonymous memory: read once
+        self.lows, self.rises = dict(parts or {}), dict.fromkeys(parts or {}, 0)
         self.start()
 
     def run(self):
         while not self.done.wait(self.interval):
-            used = self.source.usage()
+            parts = self.source.parts() if self.lows else None
+            used = sum(parts.values()) if parts and self.source.usage_is_parts else self.source.usage()
             if used is None:
                 return
             self.low = min(self.low, used)
             self.rise = max(self.rise, used - self.low)
-            anon = used if self.same else self.source.anon() if self.anon_low is not None else None
-            if anon is not None:
-                self.anon_low = min(self.anon_low, anon)
-                self.anon_rise = max(self.anon_rise, anon - self.anon_low)
+            for kind, now in (parts or {}).items():
+                if kind in self.lows:
+                    self.lows[kind] = min(self.lows[kind], now)
+                    self.rises[kind] = max(self.rises[kind], now - self.lows[kind])
 
     def stop(self) -> tuple:
-        """(the largest rise of the memory in use, of the anonymous memory) in bytes."""
+        """(the largest rise of the memory in use, {kind: its largest rise}) in bytes."""
         self.done.set()
         self.join(timeout=1)
-        return self.rise, self.anon_rise
+        return self.rise, self.rises
 
 
 class Measurement:
@@ -52,30 +54,32 @@ class Measurement:
     that could not be sent, say) reads the source every millisecond for as long as the grading process lives."""
 
     def __init__(self, source):
-        self.source, self.rise, self.anon_rise = source, 0, 0
+        self.source, self.rise, self.rises = source, 0, {}
         self.baseline = self.watch = None
 
     def __enter__(self) -> "Measurement":
         self.baseline = self.source.reset_peak() if self.source is not None else None
         if self.baseline is not None:
-            self.watch = RiseWatch(self.source, self.baseline, self.source.anon(), self.source.interval)
+            self.watch = RiseWatch(self.source, self.baseline, self.source.parts(), self.source.interval)
         return self
 
     def __exit__(self, *exc_info):
-        self.rise, self.anon_rise = self.watch.stop() if self.watch is not None else (0, 0)
+        self.rise, self.rises = self.watch.stop() if self.watch is not None else (0, {})
 
     def add_to(self, answer: dict):
-        """Add {"memory": {"baseline", "added", "anon_added", "measured_by"} and, from a cgroup, "peak" and
-        "after"} (bytes) to an ok answer; without a measurement, take away any "memory" the sandbox put there
-        itself (only the grader measures)."""
+        """Add {"memory": {"baseline", "added", "anon_added", "kinds_added", "measured_by"} and, from a cgroup,
+        "peak" and "after"} (bytes) to an ok answer; without a measurement, take away any "memory" the
+        sandbox put there itself (only the grader measures)."""
         answer.pop("memory", None)
         if self.baseline is None or answer.get("status") != "ok":
             return
         # what the call added, whatever it freed meanwhile: memory held before the call and let go during it
         # (a ballast) hides nothing, neither from the peak against the lower of the baseline and the end, nor
-        # from the largest rise above the lowest use seen so far, nor from the rise of anonymous memory
-        memory = {"baseline": self.baseline, "anon_added": self.anon_rise, "measured_by": self.source.kind}
-        added = max(self.rise, self.anon_rise)
+        # from the largest rise above the lowest use seen so far, nor from each kind's own rise
+        kinds = sum(self.rises.values())
+        memory = {"baseline": self.baseline, "anon_added": self.rises.get("anon", 0), "kinds_added": kinds,
+                  "measured_by": self.source.kind}
+        added = max(self.rise, kinds)
         measured = self.source.peak()
         if measured is not None:
             memory.update(peak=measured[0], after=measured[1])
@@ -90,6 +94,7 @@ class ProcessTree:
 
     kind = "process tree"
     interval = 0.002  # a walk of the tree costs a few file reads per process
+    usage_is_parts = True  # the sum of parts(): one walk a sample
 
     def __init__(self, pid: int):
         self.pid = pid
@@ -110,23 +115,29 @@ class ProcessTree:
                     continue
         return found
 
-    def anon(self):
-        """Bytes of anonymous memory, in RAM or swapped out, of every process of the tree; None if it is gone."""
-        total, seen = 0, False
+    def parts(self):
+        """{"anon": RssAnon and VmSwap, "shmem": RssShmem} (bytes) summed over every process of the tree; None if
+        it is gone. Unmapped tmpfs files and the kernel's memory show in no process's figures."""
+        total, seen = {"anon": 0, "shmem": 0}, False
         for pid in self.pids():
             try:
-                fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-                              if line.startswith(("RssAnon:", "VmSwap:")))
-            except (OSError, ValueError):
+                lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+            except OSError:
                 continue
-            seen = True
-            total += sum(int(value.split()[0]) * 1024 for value in fields.values())
+            for line in lines:
+                name, _, value = line.partition(":")
+                kind = {"RssAnon": "anon", "VmSwap": "anon", "RssShmem": "shmem"}.get(name)
+                if kind:
+                    total[kind] += int(value.split()[0]) * 1024
+                    seen = True
         return total if seen else None
 
-    usage = anon
+    def usage(self):
+        parts = self.parts()
+        return sum(parts.values()) if parts is not None else None
 
     def reset_peak(self):
-        return self.anon()
+        return self.usage()
 
     def peak(self):
         return None

@@ -20,13 +20,15 @@ import platform
 import select
 import signal
 import socket
+import stat
 import struct
 import sys
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
 FRESH = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS | CLONE_NEWPID
-MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT = 0x1, 0x2, 0x4, 0x8, 0x20
+MS_NOATIME, MS_NODIRATIME, MS_BIND, MS_REC, MS_PRIVATE, MS_RELATIME = 0x400, 0x800, 0x1000, 0x4000, 0x40000, 0x200000
 WRITABLE = ("/tmp", "/dev/shm")
 KEYCTL_JOIN_SESSION_KEYRING = 1
 SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "ppc64le": 271, "s390x": 280, "i686": 288}
@@ -109,6 +111,46 @@ def enter(tmp_bytes: int):
     _loopback_up()
     join_new_session_keyring()
     _drop_capabilities()
+
+
+def lock_for_measurement(kept_fds):
+    """For a fork whose call's memory is measured, before any student code runs in it: /tmp and /dev/shm (and
+    what is mounted under them) read-only in a mount namespace of its own, and every descriptor it inherited,
+    but `kept_fds` and read-only ones of files outside tmpfs, pointed at /dev/null. No memory charged before
+    the call (a tmpfs file, a memfd, a full pipe) is then there to cut, or to write the call's graphs into
+    unseen: what the call holds, it must allocate. Raises OSError if the kernel refuses."""
+    uid, gid = os.getuid(), os.getgid()
+    _check(LIBC["unshare"](CLONE_NEWUSER | CLONE_NEWNS), "unshare")
+    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write("/proc/self/setgroups", "deny")
+    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    tmpfs = set()
+    for point in (*WRITABLE, *_mounts_within(WRITABLE)):
+        tmpfs.add(os.stat(point).st_dev)
+        _check(LIBC["mount"](None, point.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY | _flags_of(point), None),
+               f"making {point} read-only")
+    null = os.open("/dev/null", os.O_RDWR)
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd in kept_fds or fd == null:
+            continue
+        try:
+            info, mode, target = os.fstat(fd), fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE, os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue  # the listing's own descriptor, gone by now
+        if not (stat.S_ISREG(info.st_mode) and mode == os.O_RDONLY and info.st_dev not in tmpfs
+                and not target.startswith("/memfd:")):
+            os.dup2(null, fd, inheritable=os.get_inheritable(fd))
+    os.close(null)
+    _drop_capabilities()
+
+
+def _flags_of(point: str) -> int:
+    """The mount flags a remount of `point` must keep (a mount locked by a user namespace keeps them)."""
+    flags = os.statvfs(point).f_flag
+    kept = [(os.ST_NOSUID, MS_NOSUID), (os.ST_NODEV, MS_NODEV), (os.ST_NOEXEC, MS_NOEXEC),
+            (os.ST_NOATIME, MS_NOATIME), (os.ST_NODIRATIME, MS_NODIRATIME), (os.ST_RELATIME, MS_RELATIME)]
+    return sum(ms for st, ms in kept if flags & st)
 
 
 def _loopback_up():

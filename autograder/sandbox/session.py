@@ -85,7 +85,7 @@ class Sandbox(Loading, ItemForks):
                 self._reload(within)
                 deadline = time.monotonic() + min(timeout, within - self.reload_seconds)
         if not self.fork_open:
-            self._open_fork(deadline, doing)
+            self._open_fork(deadline, doing, measured=source is not None)
         if self.fork_flags:
             flags, self.fork_flags = self.fork_flags, []
             return {"status": "tampered", "flags": flags}

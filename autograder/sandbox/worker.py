@@ -181,7 +181,7 @@ def run_in_fresh_namespaces(parts, child, fds, tmp_bytes: int):
     if notebook == 0:
         try:
             parts.namespaces.wait_for_init(ready)
-            child(zygote, functools.partial(parts.process.alive, zygote)).run()
+            child(zygote, functools.partial(parts.process.alive, zygote), fresh=True).run()
         except BaseException:  # the grader shows the last line of stderr when a child ends
             import traceback
             traceback.print_exc()

@@ -116,7 +116,7 @@ def test_the_protections_name_each_one_and_say_why_one_is_missing(monkeypatch):
     from autograder.sandbox import isolation
     got = protections(Limits())
     assert set(got) == {"bubblewrap", "PID namespace", "per-submission namespaces", "unprivileged uid",
-                        "memory cgroup", "memory measurement", "rlimits"}
+                        "memory cgroup", "memory measurement", "measured forks locked", "rlimits"}
     assert all(isinstance(p["have"], bool) and p["detail"] for p in got.values())
     monkeypatch.setattr(isolation, "have_bwrap", lambda: False)
     without = protections(Limits())

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from autograder.sandbox import namespaces
+from autograder.sandbox.uids import UIDS
 
 ENTER = '''
 import json, os, socket
@@ -59,3 +60,43 @@ def test_only_the_outermost_mounts_under_the_writable_folders_are_carried(tmp_pa
     monkeypatch.setattr("builtins.open", lambda path, *a, **k: real_open(info if path == "/proc/self/mountinfo"
                                                                          else path, *a, **k))
     assert namespaces._mounts_within(namespaces.WRITABLE) == ["/tmp/venv", "/dev/shm/x"]
+
+
+LOCK = '''
+import json, os, sys
+from autograder.sandbox import namespaces
+library = open(os.__file__, "rb")
+if os.getuid() == 0:  # as in the sandbox: a uid that is not root (mapping root needs CAP_SETFCAP)
+    os.setgroups([])
+    os.setgid(int(sys.argv[1]))
+    os.setuid(int(sys.argv[1]))
+    __import__("ctypes").CDLL(None).prctl(4, 1, 0, 0, 0)  # dumpable again, as the sandbox's processes are
+namespaces.enter(1 << 20)
+with open("/dev/shm/pool", "wb") as f:
+    f.write(b"x" * 4096)
+pool = open("/dev/shm/pool", "r+b")
+namespaces.lock_for_measurement({0, 1, 2})
+pool.write(b"y" * 8192)
+pool.flush()
+try:
+    open("/tmp/new", "w")
+    tmp = "writable"
+except OSError as exc:
+    tmp = exc.strerror
+print(json.dumps({"pool": os.path.getsize("/dev/shm/pool"), "tmp": tmp, "library": len(library.read(10)),
+                  "pool_fd": os.readlink(f"/proc/self/fd/{pool.fileno()}")}))
+'''
+
+
+def test_a_measured_fork_has_no_writable_tmpfs_and_none_of_the_notebooks_descriptors():
+    """What a measured call could cut or write into without a new charge: a tmpfs file (by its path, or by a
+    descriptor the notebook kept). Read-only, and the descriptor now /dev/null; a library file kept open to
+    read is left as it is."""
+    probe = subprocess.run([sys.executable, "-c", "import ctypes; print(ctypes.CDLL(None).unshare(0x10000000))"],
+                           capture_output=True, text=True)
+    if probe.stdout.strip() != "0":
+        pytest.skip("this kernel refuses unprivileged user namespaces")
+    done = subprocess.run([sys.executable, "-c", LOCK, str(UIDS[-1])], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got == {"pool": 4096, "tmp": "Read-only file system", "library": 10, "pool_fd": "/dev/null"}, got
