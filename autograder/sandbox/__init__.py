@@ -19,9 +19,9 @@ After the notebook has run, each graded item's checks run in a fork of that chil
 ends before the next item's starts (child.py).
 
 The parts in the grader, each importing only the ones before it: errors (SandboxError), uids (the
-sandbox's uid, checked against the host's accounts), isolation (bwrap, cgroups, the protections this
-process has), decode (one answer read back, bounded), channel (pipes and framing), memory (one call's peak,
-from the cgroup or the sandbox's processes), zygote (the process that forks children), forks (an item's
+sandbox's uid, checked against the host's accounts), memory (one call's peak, from the cgroup or the
+sandbox's processes), isolation (bwrap, cgroups, the protections this process has), decode (one answer read
+back, bounded), channel (pipes and framing), zygote (the process that forks children), forks (an item's
 fork), loading (running the notebook), session (Sandbox: one submission). Inside the sandbox, loaded by
 path: worker (the zygote) and its parts protocol, process, notebook, cleanup, standins, namespaces, guard
 and child.

@@ -15,6 +15,7 @@ import uuid
 from pathlib import Path
 
 from ..limits import Limits
+from .memory import CgroupMemory
 from .uids import UIDS, sandbox_uid, uid_candidates, uid_holder  # noqa: F401 - the sandbox's uid, from here too
 from .worker import PARTS
 
@@ -71,15 +72,10 @@ class Cgroup:
     """Memory, pids and CPU cgroups (v1 or v2) for one sandbox, when this process may create them."""
 
     ROOT = Path("/sys/fs/cgroup")
-    kind = "cgroup"  # a memory source (memory.py)
-    interval = 0.001
-    usage_is_parts = False  # the memory in use is the kernel's own count
 
     def __init__(self, limits: Limits):
         self.dirs = []
-        self._peak_fd = None  # memory.peak (v2) or memory.max_usage_in_bytes (v1), open since the last reset
-        self._stat_fd = None  # memory.stat, read again through the same descriptor at every sample
-        self._extra_paths = None  # the kernel's memory (v1) and swap (v2), found at the first sample
+        self.memory = CgroupMemory(self.dirs)  # what a call's memory is read from (memory.py)
         self.name = f"lesson20-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         memory, pids = str(limits.memory_mb * 2**20), str(limits.max_processes)
         period = 100_000
@@ -114,7 +110,6 @@ class Cgroup:
                     (d / knob).write_text(value)
         except OSError:
             self.close()
-            self.dirs = []
 
     @classmethod
     def _remove_stale(cls):
@@ -135,91 +130,6 @@ class Cgroup:
                     except OSError:
                         pass
 
-    def _memory(self, v1: str, v2: str):
-        """The memory controller's file with this name (v1 or v2 spelling), or None."""
-        for d in self.dirs:
-            for name in (v1, v2):
-                if (d / name).exists():
-                    return d / name
-        return None
-
-    @property
-    def measures_memory(self) -> bool:
-        return self._memory("memory.usage_in_bytes", "memory.current") is not None
-
-    def reset_peak(self):
-        """Start a new peak-memory measurement; returns the memory in use now (bytes), or None where the
-        kernel cannot reset the peak (then nothing can be measured). Read by the grader, never the sandbox.
-
-        The peak file stays open until the next reset: from Linux 6.12, cgroup v2 keeps a reset of
-        memory.peak per open file, so only a read through the descriptor that wrote it gives the peak since
-        the reset (another open would read the peak since the cgroup was made). v1 reads the same either way."""
-        self._close_peak()
-        peak, usage = self._memory("memory.max_usage_in_bytes", "memory.peak"), self._memory(
-            "memory.usage_in_bytes", "memory.current")
-        if peak is None or usage is None:
-            return None
-        try:
-            self._peak_fd = os.open(peak, os.O_RDWR)
-            os.write(self._peak_fd, b"0")
-            return int(usage.read_text())
-        except (OSError, ValueError):
-            self._close_peak()
-            return None
-
-    def peak(self):
-        """(highest memory use since reset_peak(), memory in use now) in bytes, or None."""
-        usage = self._memory("memory.usage_in_bytes", "memory.current")
-        if self._peak_fd is None or usage is None:
-            return None
-        try:
-            return int(os.pread(self._peak_fd, 64, 0)), int(usage.read_text())
-        except (OSError, ValueError):
-            return None
-
-    def _close_peak(self):
-        if self._peak_fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._peak_fd)
-            self._peak_fd = None
-
-    def parts(self):
-        """The memory in use now, by kind (bytes): {"anon": anonymous, in RAM or swapped out, "shmem": tmpfs and
-        shared memory, "file": other files' pages, "kernel": the kernel's own (pipes, sockets, page tables)};
-        None without a memory controller. From memory.stat (v1: rss, swap, shmem, cache, and
-        memory.kmem.usage_in_bytes; v2: anon, shmem, file, kernel, and memory.swap.current)."""
-        try:
-            if self._stat_fd is None:
-                stat = self._memory("memory.stat", "memory.stat")
-                if stat is None:
-                    return None
-                self._stat_fd = os.open(stat, os.O_RDONLY)
-            fields = {}
-            for line in os.pread(self._stat_fd, 1 << 16, 0).decode().splitlines():
-                name, _, value = line.partition(" ")
-                if name in ("rss", "swap", "shmem", "cache", "anon", "file", "kernel"):
-                    fields[name] = int(value)
-            if self._extra_paths is None:
-                self._extra_paths = [path for path in (self._memory(name, name) for name in (
-                    "memory.kmem.usage_in_bytes", "memory.swap.current")) if path is not None]
-            extra = {path.name: int(path.read_text()) for path in self._extra_paths}
-        except (OSError, ValueError):
-            return None
-        if "anon" in fields:  # v2
-            return {"anon": fields["anon"] + extra.get("memory.swap.current", 0), "shmem": fields.get("shmem", 0),
-                    "file": fields.get("file", 0) - fields.get("shmem", 0), "kernel": fields.get("kernel", 0)}
-        return {"anon": fields.get("rss", 0) + fields.get("swap", 0), "shmem": fields.get("shmem", 0),
-                "file": fields.get("cache", 0) - fields.get("shmem", 0),
-                "kernel": extra.get("memory.kmem.usage_in_bytes", 0)}
-
-    def usage(self):
-        """The memory in use now (bytes), or None."""
-        usage = self._memory("memory.usage_in_bytes", "memory.current")
-        try:
-            return int(usage.read_text()) if usage is not None else None
-        except (OSError, ValueError):
-            return None
-
     def enter_command(self) -> list:
         """A shell prefix that moves itself into the cgroups, then execs the rest."""
         if not self.dirs:
@@ -228,14 +138,10 @@ class Cgroup:
         return ["/bin/sh", "-c", f'{moves} && exec "$@"', "sh"]
 
     def close(self):
-        self._close_peak()
-        if self._stat_fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._stat_fd)
-            self._stat_fd = None
+        self.memory.close()
         for d in self.dirs:
             remove_cgroup(d)
-        self.dirs = []
+        self.dirs.clear()
 
 
 def remove_cgroup(folder: Path, kill: bool = True, seconds: float = 3.0) -> bool:
@@ -324,10 +230,10 @@ def protections(limits: Limits, zygote=None) -> dict:
     cgroup = zygote.cgroup if zygote is not None else None
     if zygote is None and bwrap and root:
         made = Cgroup(limits)
-        has_memory_cgroup = made.measures_memory
+        has_memory_cgroup = made.memory.measures
         made.close()
     else:
-        has_memory_cgroup = cgroup is not None and cgroup.measures_memory
+        has_memory_cgroup = cgroup is not None and cgroup.memory.measures
     fresh = zygote.fresh_namespaces if zygote is not None else bwrap and user_namespaces_allowed()
     no_bwrap = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
     uid = sandbox_uid()

@@ -9,6 +9,7 @@ in a kind it let go of counts again. A measured call's fork has no writable /tmp
 notebook's descriptors (namespaces.lock_for_measurement), so there is no memory charged before the call that
 it could cut or reuse: a file can hide nothing.
 """
+import contextlib
 import os
 import threading
 from pathlib import Path
@@ -85,6 +86,113 @@ class Measurement:
             memory.update(peak=measured[0], after=measured[1])
             added = max(added, measured[0] - min(self.baseline, measured[1]))
         answer["memory"] = {**memory, "added": added}
+
+
+class CgroupMemory:
+    """A memory source: the memory controller's files of a sandbox's cgroup (v1 or v2), read by the grader. `dirs`
+    is the cgroup's list of folders, filled when the cgroup is made."""
+
+    kind = "cgroup"
+    interval = 0.001
+    usage_is_parts = False  # the memory in use is the kernel's own count
+
+    def __init__(self, dirs: list):
+        self.dirs = dirs
+        self._peak_fd = None  # memory.peak (v2) or memory.max_usage_in_bytes (v1), open since the last reset
+        self._stat_fd = None  # memory.stat, read again through the same descriptor at every sample
+        self._extra_paths = None  # the kernel's memory (v1) and swap (v2), found at the first sample
+
+    def _file(self, v1: str, v2: str):
+        """The memory controller's file with this name (v1 or v2 spelling), or None."""
+        for d in self.dirs:
+            for name in (v1, v2):
+                if (d / name).exists():
+                    return d / name
+        return None
+
+    @property
+    def measures(self) -> bool:
+        return self._file("memory.usage_in_bytes", "memory.current") is not None
+
+    def reset_peak(self):
+        """Start a new peak-memory measurement; returns the memory in use now (bytes), or None where the
+        kernel cannot reset the peak (then nothing can be measured). Read by the grader, never the sandbox.
+
+        The peak file stays open until the next reset: from Linux 6.12, cgroup v2 keeps a reset of
+        memory.peak per open file, so only a read through the descriptor that wrote it gives the peak since
+        the reset (another open would read the peak since the cgroup was made). v1 reads the same either way."""
+        self._close_peak()
+        peak, usage = self._file("memory.max_usage_in_bytes", "memory.peak"), self._file(
+            "memory.usage_in_bytes", "memory.current")
+        if peak is None or usage is None:
+            return None
+        try:
+            self._peak_fd = os.open(peak, os.O_RDWR)
+            os.write(self._peak_fd, b"0")
+            return int(usage.read_text())
+        except (OSError, ValueError):
+            self._close_peak()
+            return None
+
+    def peak(self):
+        """(highest memory use since reset_peak(), memory in use now) in bytes, or None."""
+        usage = self._file("memory.usage_in_bytes", "memory.current")
+        if self._peak_fd is None or usage is None:
+            return None
+        try:
+            return int(os.pread(self._peak_fd, 64, 0)), int(usage.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def _close_peak(self):
+        if self._peak_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._peak_fd)
+            self._peak_fd = None
+
+    def parts(self):
+        """The memory in use now, by kind (bytes): {"anon": anonymous, in RAM or swapped out, "shmem": tmpfs and
+        shared memory, "file": other files' pages, "kernel": the kernel's own (pipes, sockets, page tables)};
+        None without a memory controller. From memory.stat (v1: rss, swap, shmem, cache, and
+        memory.kmem.usage_in_bytes; v2: anon, shmem, file, kernel, and memory.swap.current)."""
+        try:
+            if self._stat_fd is None:
+                stat = self._file("memory.stat", "memory.stat")
+                if stat is None:
+                    return None
+                self._stat_fd = os.open(stat, os.O_RDONLY)
+            fields = {}
+            for line in os.pread(self._stat_fd, 1 << 16, 0).decode().splitlines():
+                name, _, value = line.partition(" ")
+                if name in ("rss", "swap", "shmem", "cache", "anon", "file", "kernel"):
+                    fields[name] = int(value)
+            if self._extra_paths is None:
+                self._extra_paths = [path for path in (self._file(name, name) for name in (
+                    "memory.kmem.usage_in_bytes", "memory.swap.current")) if path is not None]
+            extra = {path.name: int(path.read_text()) for path in self._extra_paths}
+        except (OSError, ValueError):
+            return None
+        if "anon" in fields:  # v2
+            return {"anon": fields["anon"] + extra.get("memory.swap.current", 0), "shmem": fields.get("shmem", 0),
+                    "file": fields.get("file", 0) - fields.get("shmem", 0), "kernel": fields.get("kernel", 0)}
+        return {"anon": fields.get("rss", 0) + fields.get("swap", 0), "shmem": fields.get("shmem", 0),
+                "file": fields.get("cache", 0) - fields.get("shmem", 0),
+                "kernel": extra.get("memory.kmem.usage_in_bytes", 0)}
+
+    def usage(self):
+        """The memory in use now (bytes), or None."""
+        usage = self._file("memory.usage_in_bytes", "memory.current")
+        try:
+            return int(usage.read_text()) if usage is not None else None
+        except (OSError, ValueError):
+            return None
+
+    def close(self):
+        self._close_peak()
+        if self._stat_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._stat_fd)
+            self._stat_fd = None
 
 
 class ProcessTree:

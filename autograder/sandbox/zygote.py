@@ -74,7 +74,7 @@ class Zygote:
         # whether each submission gets new namespaces of its own (namespaces.py), or shares the zygote's
         self.fresh_namespaces = reply.get("fresh_namespaces") is True
         # what measures a call's memory: the cgroup, or, where this process may make none, the sandbox's processes
-        self.memory = self.cgroup if self.cgroup and self.cgroup.measures_memory else (
+        self.memory = self.cgroup.memory if self.cgroup and self.cgroup.memory.measures else (
             ProcessTree(self.proc.pid) if isolate else None)
 
     def _rlimits(self) -> dict:

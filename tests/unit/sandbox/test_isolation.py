@@ -68,11 +68,11 @@ def test_the_peak_is_read_through_the_descriptor_that_reset_it(tmp_path, monkeyp
     folder = group.dirs[0]
     (folder / "memory.current").write_text("100")
     (folder / "memory.peak").write_text("5000")
-    assert group.reset_peak() == 100
+    assert group.memory.reset_peak() == 100
     (folder / "memory.peak").rename(folder / "reset-through")
     (folder / "memory.peak").write_text("5000")                 # what another open would read
     (folder / "reset-through").write_text("150")                # what the resetting descriptor reads
-    assert group.peak() == (150, 100)
+    assert group.memory.peak() == (150, 100)
     for f in folder.iterdir():
         f.unlink()
     group.close()
