@@ -18,6 +18,7 @@ process), probes.py imports what it uses from here.
 """
 import contextlib
 import linecache
+import types
 
 import torch
 import torch.nn as nn
@@ -155,21 +156,25 @@ def _safe_text(obj, limit=400) -> str:
 
 
 def traceback_entries(tb) -> list:
-    """(file name, line, function) of each level of a traceback, outermost first. Reading frames is what
-    the sandbox's audit hook denies the student's code, so this runs under TRUSTED, and runs no student code."""
+    """(file name, line, function) of each level of a real traceback, outermost first ([] for anything else),
+    read through the C-level descriptors: a traceback-like object's tb_frame would run its own code. Reading
+    frames is what the sandbox's audit hook denies the student's code, so this runs under TRUSTED; the sandbox
+    replaces it with its own reader, bound before any student code (sandbox/notebook.py)."""
     entries = []
+    frame_of, next_of, line_of = (types.TracebackType.__dict__[n].__get__ for n in ("tb_frame", "tb_next", "tb_lineno"))
     with TRUSTED:
-        while tb is not None and len(entries) < 200:
-            code = tb.tb_frame.f_code
-            entries.append((code.co_filename, tb.tb_lineno, code.co_name))
-            tb = tb.tb_next
+        while type(tb) is types.TracebackType and len(entries) < 200:
+            code = types.FrameType.__dict__["f_code"].__get__(frame_of(tb))
+            entries.append((code.co_filename, line_of(tb), code.co_name))
+            tb = next_of(tb)
     return entries
 
 
 def describe_exception(exc: BaseException) -> dict:
-    """Type, message and the innermost line of the student's code that raised."""
+    """Type, message and the innermost line of the student's code that raised (its traceback as the
+    interpreter set it, never what a property of its class returns)."""
     where = ""
-    for filename, lineno, function in reversed(traceback_entries(exc.__traceback__)):
+    for filename, lineno, function in reversed(traceback_entries(BaseException.__dict__["__traceback__"].__get__(exc))):
         name = filename.replace("\\", "/")
         if "/torch/" in name or name.endswith(("probes.py", "harness.py", "guard.py", "worker.py", "'s code>")):
             continue

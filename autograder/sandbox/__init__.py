@@ -2,13 +2,15 @@
 
 With bubblewrap (Linux): no network, a read-only view of the Python installation and nothing
 else of the file system, a private /tmp, its own PID namespace, and death with the grading
-process. Run as root, the code also runs under an unprivileged uid, inside a memory, CPU and
+process. Run as root, the code also runs under a uid no host account holds, inside a memory, CPU and
 process-count cgroup when the machine allows one.
 
 Starting Python and importing torch costs seconds, so each grading process keeps one sandbox
 (a *zygote*, see worker.py) and forks a fresh child in it for every submission, over
-pipes made for that submission alone. When a submission is done, everything it started is
-killed and /tmp is emptied before the next one is let in.
+pipes made for that submission alone. That child enters new user, IPC, mount, network, UTS and PID
+namespaces, with a fresh /tmp and /dev/shm, before any student code (namespaces.py): nothing one
+submission leaves in the kernel reaches the next. When a submission is done, everything it started is
+killed before the next one is let in.
 
 Without bubblewrap: a resource-limited subprocess per submission, with a warning that
 isolation is weaker.
@@ -16,11 +18,13 @@ isolation is weaker.
 After the notebook has run, each graded item's checks run in a fork of that child of their own, which
 ends before the next item's starts (child.py).
 
-The parts in the grader, each importing only the ones before it: errors (SandboxError),
-isolation (bwrap, cgroups, uid), decode (one answer read back, bounded), channel (pipes and framing),
-zygote (the process that forks children), memory (one call's peak), forks (an item's fork), loading
-(running the notebook), session (Sandbox: one submission). Inside the sandbox, loaded by path: worker
-(the zygote) and its parts protocol, process, notebook, cleanup, standins, guard and child.
+The parts in the grader, each importing only the ones before it: errors (SandboxError), uids (the
+sandbox's uid, checked against the host's accounts), memory (one call's peak, from the cgroup or the
+sandbox's processes), isolation (bwrap, cgroups, the protections this process has), decode (one answer read
+back, bounded), channel (pipes and framing), zygote (the process that forks children), forks (an item's
+fork), loading (running the notebook), session (Sandbox: one submission). Inside the sandbox, loaded by
+path: worker (the zygote) and its parts protocol, process, notebook, cleanup, standins, namespaces, guard
+and child.
 
 This module is transport and isolation only: it imports nothing from the project but the limits
 (limits.py, plain data), decides nothing, and words nothing for a student. A failure is a SandboxError with plain fields
@@ -33,7 +37,7 @@ from .errors import SandboxError
 # The rest is imported when first used (PEP 562): SandboxError comes without torch, so that a
 # process that only hands limits on (`grade`'s main process, nbgrader's configuration) never imports it.
 _WHERE = {"Refused": "decode", "stored_zip": "decode", "WEAK_ISOLATION": "isolation", "have_bwrap": "isolation",
-          "sandbox_uid": "isolation", "Sandbox": "session", "close_all": "zygote"}
+          "sandbox_uid": "isolation", "protections": "isolation", "Sandbox": "session", "close_all": "zygote"}
 
 __all__ = ["SandboxError", *_WHERE]
 

@@ -101,8 +101,7 @@ class Template(Replies):
         process = self.parts.process
         flush(self.stdout, self.stderr)
         self.one_thread()
-        with self.trusted:
-            gc.collect()  # here, where the student's finalizers may still run
+        gc.collect()  # here, where the student's finalizers may still run: as student code, judged like any other
         # the notebook's processes are ended first (a fork bomb's sleepers would leave no process to fork); its
         # threads are no flag here, where they end with the process
         early = [f for f in self.alone() if "thread" not in f]
@@ -132,7 +131,10 @@ class Template(Replies):
         """End every other process of the sandbox but the zygote; a flag if this process runs another thread
         (started by code the student registered to run at a fork)."""
         cleanup = self.parts.cleanup
-        ended = cleanup.end_processes(cleanup.processes(self.isolated, os.getpgid(0)) - {self.zygote})
+        # the zygote by its pid in /proc: in fresh namespaces it is in no PID namespace of ours
+        others = {pid: there for pid, there in cleanup.processes(self.isolated, os.getpgid(0)).items()
+                  if there != self.zygote}
+        ended = cleanup.end_processes(others)
         threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else 1
         return ([] if ended else ["leaving processes the grader could not end"]) + (
             [] if threads == 1 else ["running code of its own while the grader forks (a thread)"])
@@ -146,7 +148,13 @@ class Template(Replies):
             self.exec_(code, namespace)
         namespace["PROPS"] = props
         namespace["TRUSTED"] = props["TRUSTED"] = self.trusted
+        # the sandbox's own traceback reader, bound before any student code (what the probes' files would look
+        # up now, `types` or `BaseException`, the notebook may have rebound)
+        namespace["traceback_entries"] = props["traceback_entries"] = self.traceback_entries
         return namespace
+
+    def traceback_entries(self, tb) -> list:
+        return self.parts.notebook.traceback_entries(tb, self.trusted)
 
     def serve_items(self):
         """Fork one process per item the grader names, one at a time, and clean up after each."""
@@ -180,8 +188,12 @@ class Template(Replies):
 class Child(Template):
     """The request loop of one submission: the notebook, the template's loop, and one item's fork."""
 
-    def __init__(self, fds, torch, parts, library_roots, internal_files, isolated=True):
+    def __init__(self, fds, torch, parts, library_roots, internal_files, isolated=True, zygote=None,
+                 zygote_alive=lambda: True, fresh=False):
+        """zygote: its pid in /proc (the sandbox's PID namespace); zygote_alive: whether it still runs; fresh:
+        whether this child entered namespaces of its own (namespaces.py), which a measured fork can do again."""
         super().__init__(parts)
+        self.fresh = fresh
         self.fds, self.torch = fds, torch
         self.library_roots, self.internal_files, self.isolated = library_roots, internal_files, isolated
         self.save, self.load, self.exec_, self.read, self.int = torch.save, torch.load, exec, os.read, int
@@ -189,7 +201,7 @@ class Child(Template):
         self.malloc_trim = parts.process.heap_trimmer()
         self.stdout, self.stderr = sys.__stdout__, sys.__stderr__
         self.trusted = parts.notebook._Untrusted()
-        self.zygote = os.getppid()
+        self.zygote, self.zygote_alive = zygote, zygote_alive
         self.namespace = self.probes_code = None
 
     # ---- the notebook ----
@@ -222,10 +234,8 @@ class Child(Template):
         self.changed = self.parts.guard.integrity_check(nb.guarded_namespaces(self.torch),
                                                         self.parts.guard.library_files(self.library_roots))
         describe = self.fresh_probes()["describe_exception"]
-        zygote = self.zygote
         problems = nb.load_cells(notebook.get("cells", []), self.namespace, describe, notebook.get("cell_seconds", 0),
-                                 lambda index: self.send({"cell": index}), lambda: self.parts.process.alive(zygote),
-                                 self.trusted, shell)
+                                 lambda index: self.send({"cell": index}), self.zygote_alive, self.trusted, shell)
         with self.trusted:  # freed heap memory goes back to the system: the grader's memory baseline holds no cache
             self.malloc_trim()
         if checking is not None:
@@ -246,6 +256,12 @@ class Child(Template):
         if setup is None:
             return
         self.key = bytes.fromhex(self.str(setup.pop("key", "")))
+        if setup.get("measured") and self.fresh:  # before any student code runs in this fork (memory.py)
+            with self.trusted:
+                try:
+                    self.parts.namespaces.lock_for_measurement({0, 1, 2, self.replies})
+                except OSError:  # the kernel refused: the call is measured as the notebook left the fork
+                    pass
         stand_ins = self.parts.standins.compile_stand_ins(setup.get("imports", ""), setup.get("units") or [],
                                                           self.exec_)
         bind = [self.str(n) for n in setup.get("bind") or [] if self.str(n) in stand_ins]
@@ -276,7 +292,7 @@ class Child(Template):
             answer = probes["run"](self.namespace, request["probe"], spec)
         finally:
             restore()
-        if not process.alive(self.zygote):  # the code killed the zygote: the sandbox is going down, this probe did it
+        if not self.zygote_alive():  # the code killed the zygote: the sandbox is going down, this probe did it
             os._exit(70)
         reply = {"id": request["id"], "nonce": self.str(request.get("nonce", "")), "flags": self.flags()}
         if reply["flags"]:  # what would write the answer may be the student's now: send no answer

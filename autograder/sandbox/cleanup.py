@@ -105,34 +105,57 @@ def reap(isolated: bool, children: dict, keep=frozenset()):
     return status, not others
 
 
-def processes(isolated: bool, group: int = None) -> set:
-    """The pids of the sandbox's processes (in its own PID namespace: all of them; else those of process
-    group `group`), init's and this process's aside."""
-    me, found = os.getpid(), set()
+def namespace_pids(pid) -> list:
+    """Process `pid`'s pid in each PID namespace from /proc's down to its own (NSpid), [] if it is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("NSpid:"):
+                    return [int(p) for p in line.split()[1:]]
+    except (OSError, ValueError):
+        pass
+    return []
+
+
+def processes(isolated: bool, group: int = None) -> dict:
+    """{pid as this process names it: pid in /proc} of the sandbox's running processes (in its own PID
+    namespace: all of them; else those of process group `group`), init's and this process's aside.
+
+    In fresh namespaces (namespaces.py) /proc is still the sandbox's, one PID namespace up: each process is
+    found there, and named by its pid in ours (a process whose NSpid does not reach our level is not in it)."""
+    me, found = os.getpid(), {}
+    try:
+        depth = len(namespace_pids(os.readlink("/proc/self")))
+    except OSError:
+        return found
     for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) in (1, me) or not running(int(name)):
+        if not name.isdigit():
             continue
+        levels = namespace_pids(name)
+        if len(levels) < depth or levels[depth - 1] in (1, me) or not running(int(name)):
+            continue
+        pid = levels[depth - 1]
         if not isolated:
             try:
-                if os.getpgid(int(name)) != group:
+                if os.getpgid(pid) != group:
                     continue
             except OSError:
                 continue
-        found.add(int(name))
+        found[pid] = int(name)
     return found
 
 
-def end_processes(pids, seconds: float = 5.0) -> bool:
-    """SIGKILL these processes and reap those that are this process's children (a subreaper's orphans
-    too); True once none of them runs any more."""
+def end_processes(pids: dict, seconds: float = 5.0) -> bool:
+    """SIGKILL these processes ({pid: pid in /proc}, as `processes` gives them) and reap those that are this
+    process's children (a subreaper's orphans too); True once none of them runs any more."""
     deadline = time.monotonic() + seconds
-    pids = set(pids)
+    pids = dict(pids)
     while pids and time.monotonic() < deadline:
         for pid in list(pids):
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
-                pids.discard(pid)
+                pids.pop(pid, None)
             except OSError:
                 pass
         while True:
@@ -142,8 +165,8 @@ def end_processes(pids, seconds: float = 5.0) -> bool:
                 break
             if pid == 0:
                 break
-            pids.discard(pid)
-        pids = {p for p in pids if running(p)}
+            pids.pop(pid, None)
+        pids = {p: there for p, there in pids.items() if running(there)}
         if pids:
             time.sleep(0.002)
     return not pids
@@ -166,25 +189,36 @@ def running(pid: int) -> bool:
     return False
 
 
+def _ipc_removers() -> dict:
+    """shmctl, semctl and msgctl, bound when this file is loaded (before any student code): remove_ipc runs in a
+    trusted section, where it looks up nothing the notebook can rebind."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        return {"shm": libc.shmctl, "sem": libc.semctl, "msg": libc.msgctl}
+    except (OSError, AttributeError):
+        return {}
+
+
+IPC_REMOVERS = _ipc_removers()
+
+
 def remove_ipc():
     """Remove every SysV shared memory segment, semaphore set and message queue of the sandbox's IPC namespace
     (call it only inside the sandbox, which has an IPC namespace of its own):
     they outlive their processes, and a segment made earlier is memory a later process could use without being
     charged for it. By system call, not by running ipcrm: no process is started (and no at-fork callback runs)."""
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return
-    for kind, remove in (("shm", lambda i: libc.shmctl(i, 0, None)), ("sem", lambda i: libc.semctl(i, 0, 0)),
-                         ("msg", lambda i: libc.msgctl(i, 0, None))):  # 0: IPC_RMID
+    for kind, call in IPC_REMOVERS.items():
         try:
             with open(f"/proc/sysvipc/{kind}") as f:
                 ids = [int(line.split()[1]) for line in f.readlines()[1:] if len(line.split()) > 1]
         except (OSError, ValueError):
             continue
-        for ipc_id in ids:
-            remove(ipc_id)
+        for ipc_id in ids:  # IPC_RMID is 0; semctl takes a semaphore number first
+            if kind == "sem":
+                call(ipc_id, 0, 0)
+            else:
+                call(ipc_id, 0, None)
 
 
 class Snapshot:

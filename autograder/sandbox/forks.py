@@ -32,13 +32,16 @@ class ItemForks:
         self._close_fork(seconds)
         self.item, self.setup = item, dict(setup or {})
 
-    def _open_fork(self, deadline: float, doing: str):
-        """Have the child fork a process for the current item and hand it the item's key and stand-ins."""
+    def _open_fork(self, deadline: float, doing: str, measured: bool = False):
+        """Have the child fork a process for the current item and hand it the item's key and stand-ins.
+        measured: its first call's memory is measured (the fork keeps nothing the notebook charged that it could
+        cut or reuse: namespaces.lock_for_measurement)."""
         nonce = secrets.token_hex(16)
         self._send(protocol.request({"fork": self.item or "none", "nonce": nonce}), deadline, doing)
         self._guard(lambda: self.channel.template_message("forked", deadline, nonce), doing)
         key, nonce = secrets.token_bytes(32), secrets.token_hex(16)
-        self._send(protocol.request({**self.setup, "key": key.hex(), "nonce": nonce}), deadline, doing)
+        self._send(protocol.request({**self.setup, "key": key.hex(), "nonce": nonce, "measured": measured}),
+                   deadline, doing)
         self.channel.key = key  # the fork's messages are signed with the item's own key
         ready = self._guard(lambda: self.channel.item_ready(deadline, nonce), doing)
         self.fork_open = True

@@ -29,7 +29,9 @@ stand_in.py: nothing the student's code could read in the sandbox earns a point)
 Only the standard library: the zygote loads this file from its read-only folder, before any
 student code, and keeps nothing of it where a student's code could find it by name.
 """
+import _thread
 import builtins
+import gc
 import os
 import sys
 
@@ -65,17 +67,21 @@ def install(library_roots, internal_files):
     code may use frames (to describe a student's exception), a function that returns the flags raised
     since its last call, and one to call once the notebook has run, from which on introspection is
     flagged too. All stay in the caller's locals, which frames no longer reach."""
-    # everything the hook calls is captured now, before any student code could rebind it
-    getframe, realpath, fspath, opener = sys._getframe, os.path.realpath, os.fspath, open
+    # everything the hook calls is captured now, before any student code could rebind it: C functions only (a
+    # Python function of the standard library, os.path.realpath say, looks its module's globals up when called)
+    getframe, fspath, opener, get_ident = sys._getframe, os.fspath, open, _thread.get_ident
+    gc_enabled, gc_disable, gc_enable = gc.isenabled, gc.disable, gc.enable
     len, isinstance, any = builtins.len, builtins.isinstance, builtins.any  # noqa: A001
     str, bytes, int = builtins.str, builtins.bytes, builtins.int  # noqa: A001
     PathLike, writes = os.PathLike, os.O_WRONLY | os.O_RDWR
+    realpath = resolver()
     roots = tuple(os.path.join(realpath(r), "") for r in library_roots if r)
-    internal = {realpath(p) for p in internal_files}
-    state = {"inside": False, "trusted": 0, "checking": False}
+    internal = {realpath(p) for p in internal_files} | {str(p) for p in internal_files}
+    state = {"checking": False}
+    inside, trusted, collecting = set(), {}, {}  # thread ids: judging now; in a trusted section (how deep); gc paused
     flags, new = [], []
 
-    is_library_file = library_files(library_roots)
+    is_library_file = library_files(library_roots, realpath)
     frozen = is_library_file.frozen
 
     texts = {}  # library file name -> its text, for part_of_file
@@ -139,6 +145,8 @@ def install(library_roots, internal_files):
         elif event.startswith("ctypes.") or event == "marshal.loads":
             if not library_callers():
                 flagged("using ctypes" if event.startswith("ctypes.") else "loading compiled code with marshal")
+        elif event == "compile" and isinstance(args[1], str) and args[1] in internal:
+            flagged("compiling code under the grader's own file name")  # the grader compiles its own before the hook
         elif event == "compile" and isinstance(args[1], str) and (args[1] in frozen or realpath(args[1]).startswith(roots)):
             # a traceback printed while student code runs parses a library file's own line: that is no claim
             if not library_callers() and not part_of_file(args[0], args[1]):
@@ -159,21 +167,41 @@ def install(library_roots, internal_files):
                     and not library_callers():
                 flagged("writing compiled code to import")
 
+    def grader_code(frame) -> bool:
+        return frame is not None and frame.f_code.co_filename in internal
+
     def hook(event, args):
-        if state["inside"] or state["trusted"]:
+        me = get_ident()
+        if me in inside:  # the hook's own events (reading a frame, opening a library file)
             return
-        state["inside"] = True
+        inside.add(me)
         try:
+            # frame 1 raised the event: inside a trusted section, the grader's own code goes unjudged; anyone
+            # else's that runs there (a signal handler, a callback, another thread) is judged as anywhere
+            if me in trusted and grader_code(getframe(1)):
+                return
             judge(event, args)
         finally:
-            state["inside"] = False
+            inside.discard(me)
 
     class Trusted:
+        """While this lasts, the grader's own code on this thread may use the doors; no garbage collection
+        (whose callbacks and finalizers are the student's) starts on its own."""
+
         def __enter__(self):
-            state["trusted"] += 1
+            me = get_ident()
+            if me not in trusted:
+                collecting[me] = gc_enabled()
+                gc_disable()
+            trusted[me] = trusted.get(me, 0) + 1
 
         def __exit__(self, *exc):
-            state["trusted"] -= 1
+            me = get_ident()
+            trusted[me] = trusted.get(me, 1) - 1
+            if trusted[me] <= 0:
+                del trusted[me]
+                if collecting.pop(me, False):
+                    gc_enable()
 
     def take_flags() -> list:
         taken = list(new)
@@ -187,11 +215,52 @@ def install(library_roots, internal_files):
     return Trusted(), take_flags, checking
 
 
-def library_files(library_roots):
+def resolver():
+    """os.path.realpath from C functions only, bound now: the kernel's own answer (an O_PATH descriptor's
+    /proc/self/fd link), for a path that does not exist yet its folder's. A path that cannot be opened at all
+    comes back as it is."""
+    open_path, readlink, close, flags = os.open, os.readlink, os.close, os.O_PATH | os.O_CLOEXEC
+    isinstance, str = builtins.isinstance, builtins.str  # noqa: A001
+
+    def canonical(path, tail=""):
+        try:
+            fd = open_path(path, flags)
+        except (OSError, ValueError, TypeError):
+            return None
+        try:
+            found = readlink("/proc/self/fd/" + str(fd))
+        except OSError:
+            return None
+        finally:
+            close(fd)
+        return found + tail if found.startswith("/") else None
+
+    def realpath(path):
+        if isinstance(path, bytes):
+            path = path.decode(errors="replace")
+        if not isinstance(path, str):
+            return path
+        found = canonical(path)
+        if found is None:
+            folder, _, name = path.rpartition("/")
+            found = canonical(folder or ("/" if path.startswith("/") else "."), "/" + name if name else "")
+        return (found.replace("//", "/") if found is not None else path) or path
+
+    return realpath
+
+
+def library_files(library_roots, realpath=None):
     """A function that tells whether a code object's file name is library code: a real file of the read-only
     installation (it cannot change, so each name is looked at once), or one of the interpreter's frozen
     modules, named now, before any student code."""
-    realpath, isfile, len = os.path.realpath, os.path.isfile, builtins.len  # noqa: A001
+    realpath, stat, len = realpath or resolver(), os.stat, builtins.len  # noqa: A001
+
+    def isfile(name) -> bool:
+        try:
+            return (stat(name).st_mode & 0o170000) == 0o100000
+        except (OSError, ValueError, TypeError):
+            return False
+
     roots = tuple(os.path.join(realpath(r), "") for r in library_roots if r)
     frozen = {f"<frozen {name}>" for name in (*_frozen_names(), "importlib._bootstrap",
                                                "importlib._bootstrap_external")}

@@ -15,6 +15,8 @@ import uuid
 from pathlib import Path
 
 from ..limits import Limits
+from .memory import CgroupMemory
+from .uids import UIDS, sandbox_uid, uid_candidates, uid_holder  # noqa: F401 - the sandbox's uid, from here too
 from .worker import PARTS
 
 HERE = Path(__file__).parent
@@ -73,7 +75,7 @@ class Cgroup:
 
     def __init__(self, limits: Limits):
         self.dirs = []
-        self._peak_fd = None  # memory.peak (v2) or memory.max_usage_in_bytes (v1), open since the last reset
+        self.memory = CgroupMemory(self.dirs)  # what a call's memory is read from (memory.py)
         self.name = f"lesson20-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         memory, pids = str(limits.memory_mb * 2**20), str(limits.max_processes)
         period = 100_000
@@ -108,7 +110,6 @@ class Cgroup:
                     (d / knob).write_text(value)
         except OSError:
             self.close()
-            self.dirs = []
 
     @classmethod
     def _remove_stale(cls):
@@ -129,58 +130,6 @@ class Cgroup:
                     except OSError:
                         pass
 
-    def _memory(self, v1: str, v2: str):
-        """The memory controller's file with this name (v1 or v2 spelling), or None."""
-        for d in self.dirs:
-            for name in (v1, v2):
-                if (d / name).exists():
-                    return d / name
-        return None
-
-    def reset_peak(self):
-        """Start a new peak-memory measurement; returns the memory in use now (bytes), or None where the
-        kernel cannot reset the peak (then nothing can be measured). Read by the grader, never the sandbox.
-
-        The peak file stays open until the next reset: from Linux 6.12, cgroup v2 keeps a reset of
-        memory.peak per open file, so only a read through the descriptor that wrote it gives the peak since
-        the reset (another open would read the peak since the cgroup was made). v1 reads the same either way."""
-        self._close_peak()
-        peak, usage = self._memory("memory.max_usage_in_bytes", "memory.peak"), self._memory(
-            "memory.usage_in_bytes", "memory.current")
-        if peak is None or usage is None:
-            return None
-        try:
-            self._peak_fd = os.open(peak, os.O_RDWR)
-            os.write(self._peak_fd, b"0")
-            return int(usage.read_text())
-        except (OSError, ValueError):
-            self._close_peak()
-            return None
-
-    def peak(self):
-        """(highest memory use since reset_peak(), memory in use now) in bytes, or None."""
-        usage = self._memory("memory.usage_in_bytes", "memory.current")
-        if self._peak_fd is None or usage is None:
-            return None
-        try:
-            return int(os.pread(self._peak_fd, 64, 0)), int(usage.read_text())
-        except (OSError, ValueError):
-            return None
-
-    def _close_peak(self):
-        if self._peak_fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._peak_fd)
-            self._peak_fd = None
-
-    def usage(self):
-        """The memory in use now (bytes), or None."""
-        usage = self._memory("memory.usage_in_bytes", "memory.current")
-        try:
-            return int(usage.read_text()) if usage is not None else None
-        except (OSError, ValueError):
-            return None
-
     def enter_command(self) -> list:
         """A shell prefix that moves itself into the cgroups, then execs the rest."""
         if not self.dirs:
@@ -189,10 +138,10 @@ class Cgroup:
         return ["/bin/sh", "-c", f'{moves} && exec "$@"', "sh"]
 
     def close(self):
-        self._close_peak()
+        self.memory.close()
         for d in self.dirs:
             remove_cgroup(d)
-        self.dirs = []
+        self.dirs.clear()
 
 
 def remove_cgroup(folder: Path, kill: bool = True, seconds: float = 3.0) -> bool:
@@ -214,14 +163,6 @@ def remove_cgroup(folder: Path, kill: bool = True, seconds: float = 3.0) -> bool
             if time.monotonic() >= until:
                 return False
             time.sleep(0.02)  # the last processes are still exiting
-
-
-def sandbox_uid(pid: int = None):
-    """The unprivileged uid that submissions graded by process `pid` (default: this one) run under,
-    or None when they run under the grader's own uid (not root, or no setpriv)."""
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        return None
-    return 61000 + (os.getpid() if pid is None else pid) % 4000
 
 
 def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
@@ -265,3 +206,63 @@ def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
 def probe_files(isolate: bool) -> list:
     """Where the child reads the probes' files from, as it sees the file system, in the order it runs them."""
     return [f"{BOX}/{name}" if isolate else str(HERE.parent / "checks" / name) for name in PROBE_FILES]
+
+
+def user_namespaces_allowed() -> bool:
+    """Whether this kernel lets an unprivileged process make a user namespace (what per-submission namespaces
+    need inside the sandbox): tried in a process of its own."""
+    import ctypes
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os._exit(0 if ctypes.CDLL(None, use_errno=True).unshare(0x10000000) == 0 else 1)  # CLONE_NEWUSER
+        except BaseException:  # noqa: BLE001 - whatever failed, the answer is no
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status) == 0
+
+
+def protections(limits: Limits, zygote=None) -> dict:
+    """Each protection a grading process can lose on some machine -> {"have": bool, "detail": what it gives, or
+    why this process lacks it and what fixes it}. zygote: a running sandbox's (zygote.Zygote), whose own
+    answers are used where it has them (per-submission namespaces)."""
+    bwrap, root = have_bwrap(), os.geteuid() == 0
+    cgroup = zygote.cgroup if zygote is not None else None
+    if zygote is None and bwrap and root:
+        made = Cgroup(limits)
+        has_memory_cgroup = made.memory.measures
+        made.close()
+    else:
+        has_memory_cgroup = cgroup is not None and cgroup.memory.measures
+    fresh = zygote.fresh_namespaces if zygote is not None else bwrap and user_namespaces_allowed()
+    no_bwrap = "bubblewrap (bwrap) is not installed: apt-get install bubblewrap"
+    uid = sandbox_uid()
+    return {
+        "bubblewrap": {"have": bwrap, "detail": "no network, a read-only view of the Python installation, a "
+                       "private /tmp" if bwrap else no_bwrap},
+        "PID namespace": {"have": bwrap, "detail": "every process a submission starts dies with it" if bwrap
+                          else no_bwrap},
+        "per-submission namespaces": {
+            "have": fresh, "detail": "new user, IPC, mount, network, UTS and PID namespaces and a fresh /tmp and "
+            "/dev/shm for each submission" if fresh else no_bwrap if not bwrap else "this kernel refuses "
+            "unprivileged user namespaces (sysctl user.max_user_namespaces or kernel.unprivileged_userns_clone): "
+            "submissions graded by one process share the sandbox's, emptied between them"},
+        "unprivileged uid": {"have": uid is not None, "detail": f"submissions run as uid {uid}, which no host "
+                             "account holds" if uid is not None else "the grader is not root (or has no "
+                             "setpriv): submissions run under its own uid, inside bubblewrap's user namespace"},
+        "memory cgroup": {"have": has_memory_cgroup, "detail": "a memory, CPU and process limit per sandbox"
+                          if has_memory_cgroup else "the grader may not create cgroups (run it as root): only "
+                          "rlimits bound the sandbox's memory, CPU time and processes"},
+        "memory measurement": {"have": has_memory_cgroup or bwrap, "detail": "a call's memory from the cgroup's "
+                               "peak and each kind of memory, sampled" if has_memory_cgroup else "a call's "
+                               "anonymous and shared memory, sampled from the sandbox's processes (no kernel "
+                               "peak, no kernel memory)" if bwrap
+                               else no_bwrap + ": no call's memory is measured, and its check is not made"},
+        "measured forks locked": {"have": fresh, "detail": "a measured call's fork has no writable tmpfs and none "
+                                  "of the notebook's descriptors" if fresh else "without per-submission "
+                                  "namespaces a measured call could write its graphs into a tmpfs file the "
+                                  "notebook filled, unseen"},
+        "rlimits": {"have": sys.platform.startswith("linux"), "detail": f"{limits.memory_mb} MiB of address space, "
+                    f"{limits.tmp_mb} MiB per file, CPU time per request"
+                    + (f", {limits.max_processes} processes" if uid is not None else "")},
+    }

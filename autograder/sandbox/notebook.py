@@ -12,13 +12,36 @@ import os
 import signal
 import sys
 import tempfile
+import types
 
 
-def _tracebacks(tb):
-    """The levels of a traceback, outermost first."""
-    while tb is not None:
-        yield tb
-        tb = tb.tb_next
+# An exception's traceback and a traceback's frames, read through the C-level descriptors bound now, before any
+# student code: an exception class may make __traceback__ a property, and a traceback-like object's tb_frame
+# would run its code inside the trusted section that reads it.
+_EXCEPTION_TRACEBACK = BaseException.__dict__["__traceback__"].__get__
+_TRACEBACK = types.TracebackType
+_TB_FRAME, _TB_NEXT, _TB_LINENO = (_TRACEBACK.__dict__[name].__get__ for name in ("tb_frame", "tb_next", "tb_lineno"))
+_FRAME_CODE = types.FrameType.__dict__["f_code"].__get__
+_CODE_FILENAME, _CODE_NAME = (types.CodeType.__dict__[name].__get__ for name in ("co_filename", "co_name"))
+
+
+def exception_traceback(exc):
+    """The traceback the interpreter set on `exc`, whatever its class says __traceback__ is; None for a
+    non-exception."""
+    return _EXCEPTION_TRACEBACK(exc) if isinstance(exc, BaseException) else None
+
+
+def traceback_entries(tb, trusted, limit: int = 200) -> list:
+    """(file name, line, function) of each level of a real traceback, outermost first; [] for anything else.
+    Reading frames is what the audit hook denies student code, so this runs under `trusted`, where it calls
+    only the descriptors above."""
+    entries = []
+    with trusted:
+        while type(tb) is _TRACEBACK and len(entries) < limit:
+            code = _FRAME_CODE(_TB_FRAME(tb))
+            entries.append((_CODE_FILENAME(code), _TB_LINENO(tb), _CODE_NAME(code)))
+            tb = _TB_NEXT(tb)
+    return entries
 
 
 def strip_magics(source: str) -> str:
@@ -73,8 +96,7 @@ def load_cells(cells, namespace, describe_exception, cell_seconds=0, progress=la
             info = describe_exception(exc)
         if isinstance(exc, SyntaxError):  # the parser's own frames say nothing to the student
             info["where"] = f"line {exc.lineno}: {(exc.text or '').strip()}"[:300]
-        with trusted:
-            lines = [tb.tb_lineno for tb in _tracebacks(exc.__traceback__) if tb.tb_frame.f_code.co_filename == cell["label"]]
+        lines = [line for name, line, _ in traceback_entries(exception_traceback(exc), trusted) if name == cell["label"]]
         line = lines[-1] if lines else getattr(exc, "lineno", None)
         problems.append({"cell": cell["index"], "line": line if isinstance(line, int) else None, **info})
 

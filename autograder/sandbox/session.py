@@ -64,18 +64,19 @@ class Sandbox(Loading, ItemForks):
         fork, a new fork is made. `within`: seconds for that re-run, the fork and the probe together (default:
         Limits.notebook_seconds for the re-run, then `timeout`); what the re-run took (starting the sandbox
         itself aside) is left in self.reload_seconds.
-        measure_memory: add {"memory": {"baseline", "peak", "after", "added"}} in bytes, read from the
-        sandbox's memory cgroup by this process (so the code being measured cannot change it), where
-        there is one. The child gives freed heap memory back to the system after every request, so the
-        baseline holds no cache that the call could reuse unseen."""
+        measure_memory: add {"memory": {"baseline", "added", "anon_added", "measured_by", ...}} in bytes
+        (memory.py), read by this process from the sandbox's memory cgroup, or from its processes where this
+        process may make no cgroup (so the code being measured cannot change it), where it runs isolated. The
+        child gives freed heap memory back to the system after every request, so the baseline holds no cache
+        that the call could reuse unseen."""
         within = self.limits.notebook_seconds + timeout if within is None else within
         self.reload_seconds = 0.0
         if self.channel is None:  # the last request ended the child: run the notebook again first
             self._reload(within)
         deadline = time.monotonic() + min(timeout, within - self.reload_seconds)
         doing = f"running {probe}"
-        cgroup = self.zygote.cgroup if measure_memory and self.zygote is not None else None
-        if cgroup is not None and self.fork_open:
+        source = self.zygote.memory if measure_memory and self.zygote is not None else None
+        if source is not None and self.fork_open:
             # a fork of its own, in which no code of the student's has run before the call: nothing it holds can
             # be let go of during the call to hide what the call keeps (what the template holds stays the
             # template's: a fork that frees it gives nothing back)
@@ -84,7 +85,7 @@ class Sandbox(Loading, ItemForks):
                 self._reload(within)
                 deadline = time.monotonic() + min(timeout, within - self.reload_seconds)
         if not self.fork_open:
-            self._open_fork(deadline, doing)
+            self._open_fork(deadline, doing, measured=source is not None)
         if self.fork_flags:
             flags, self.fork_flags = self.fork_flags, []
             return {"status": "tampered", "flags": flags}
@@ -96,7 +97,7 @@ class Sandbox(Loading, ItemForks):
         header = {"id": self.requests, "nonce": nonce, "probe": probe, "size": len(data),
                   "cpu_seconds": int(timeout) + 1}
         limit = self.limits.max_answer_mb * 2**20
-        with Measurement(cgroup) as memory:  # from just before the request is sent until its answer is read
+        with Measurement(source) as memory:  # from just before the request is sent until its answer is read
             self._send(protocol.request(header, data), deadline, doing)
             answer = self._guard(lambda: self.channel.answer(self.requests, deadline, limit, nonce), doing)
         memory.add_to(answer)

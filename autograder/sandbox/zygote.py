@@ -20,6 +20,7 @@ from .channel import Channel, Drain
 from ..limits import Limits
 from .errors import SandboxError
 from .isolation import HERE, Cgroup, command, sandbox_uid
+from .memory import ProcessTree
 
 
 class Zygote:
@@ -42,6 +43,7 @@ class Zygote:
                # every item's fork (minutes per item on 2 cores)
                "TORCHDYNAMO_DISABLE": "1",
                "LESSON20_ZYGOTE_FD": str(theirs.fileno()), "LESSON20_ISOLATED": "1" if isolate else "",
+               "LESSON20_TMP_BYTES": str(limits.tmp_mb * 2**20),  # each submission's fresh /tmp and /dev/shm
                "LESSON20_LIMITS": json.dumps(self._rlimits())}
         # not isolated, the machine's /tmp is the children's: the files handed in beside each notebook go to a
         # folder of this zygote's own (TMPDIR), removed with it, rather than piling up in /tmp
@@ -69,6 +71,11 @@ class Zygote:
         if not reply.get("ready"):
             self.close()
             raise SandboxError("protocol", "the sandbox did not start properly")
+        # whether each submission gets new namespaces of its own (namespaces.py), or shares the zygote's
+        self.fresh_namespaces = reply.get("fresh_namespaces") is True
+        # what measures a call's memory: the cgroup, or, where this process may make none, the sandbox's processes
+        self.memory = self.cgroup.memory if self.cgroup and self.cgroup.memory.measures else (
+            ProcessTree(self.proc.pid) if isolate else None)
 
     def _rlimits(self) -> dict:
         mb = 2**20

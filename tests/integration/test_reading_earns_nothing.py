@@ -6,10 +6,10 @@ Two halves:
   everything it can reach (the garbage collector's objects, what they refer to, code constants, every
   frame's locals). None may be there. Its controls: the stand-ins it holds are found, and a fork handed its
   own item's code as a stand-in is caught;
-* the attacks: the reading corpus (tests/submissions/hostile_reading.py) and the guard corpus's reading
-  attacks, graded with the tests' switch that turns the audit hook off (session.AUDIT_HOOK_OFF), earn no
-  more than their honest twins; the control, with the reference's code planted in the notebook, shows the
-  thief finds what is there to find.
+* the attacks: the reading corpus (tests/submissions/hostile_reading.py), the guard corpus's reading
+  attacks and issue 44's three doors into trusted sections, graded with the tests' switch that turns the audit
+  hook off (session.AUDIT_HOOK_OFF), earn no more than their honest twins; the control, with the reference's
+  code planted in the notebook, shows the thief finds what is there to find.
 """
 import hashlib
 import warnings
@@ -128,6 +128,25 @@ def test_the_guard_corpus_readers_earn_no_more_than_their_honest_code(monkeypatc
     result, scores = grade_with_the_hook_off(monkeypatch, make_submission(name))
     more = {i: (scores[i], twin[i]) for i in scores if scores[i] > twin[i] + 1e-9}
     assert not more, f"{name} with the audit hook off outscores its honest code: {more}"
+
+
+# issue 44's three doors into the grader's trusted sections (tests/submissions/hostile_round7.py); with the hook on
+# the corpus holds them (tests/integration/test_submissions.py)
+DOORS = ["round7_door_rebound_ctypes", "round7_door_traceback_property",
+         pytest.param("round7_door_gc_callback", marks=pytest.mark.xfail(strict=True, reason=(
+             "issue 44 point 1: with the hook off a gc callback is ordinary student code, which may rewrite the "
+             "fork's reports, and master_weights still reads its aliasing from them")))]
+
+
+@pytest.mark.parametrize("name", DOORS)
+def test_the_doors_into_trusted_sections_earn_nothing_with_the_audit_hook_off(monkeypatch, name):
+    """Each door's payload rewrites the fork's reports so that aliasing masters pass: no more than the same
+    masters without it."""
+    twin = grade_notebook(make_submission(VARIANTS[name].twin), ["master_weights"], reference=reference())
+    monkeypatch.setenv(AUDIT_HOOK_OFF, "1")
+    result = grade_notebook(make_submission(name), ["master_weights"], reference=reference())
+    got, honest = result.items["master_weights"].score, twin.items["master_weights"].score
+    assert got <= honest, f"{name} with the audit hook off: master_weights {got:g}, its honest code {honest:g}"
 
 
 def test_the_control_the_thief_finds_a_planted_answer(monkeypatch):

@@ -3,6 +3,8 @@ in the student's kernel, and the fallback without bubblewrap still grades; and, 
 `grade` command, hostile students in a class change nobody else's grades."""
 import csv
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
@@ -163,3 +165,105 @@ def test_only_stored_torch_archives_are_loaded():
         archive.writestr("archive/data.pkl", b"\0" * 2**22)
     assert len(bomb.getvalue()) < 2**16 and not _stored_zip(bomb.getvalue(), 2**30)
     assert not _stored_zip(b"not a zip at all", 2**20)
+
+
+GRADER_WAITING = '''
+import sys, warnings
+warnings.simplefilter("ignore")
+from autograder.sandbox import Sandbox, sandbox_uid
+from autograder.sandbox.isolation import uid_candidates
+import os
+print(uid_candidates(os.getpid())[0], flush=True)
+sys.stdin.readline()  # the test makes a host account with that uid now
+sandbox = Sandbox([{"index": 0, "label": "<cell 0>", "solution": True, "source": "x = 1"}])
+sandbox.start()
+print(sandbox_uid(), flush=True)
+sys.stdin.readline()
+sandbox.close()
+'''
+
+
+@needs_bwrap
+@pytest.mark.skipif(sandbox_uid() is None or not shutil.which("useradd"), reason="needs root, setpriv and useradd")
+def test_a_host_account_with_the_uid_the_sandbox_would_pick_cannot_signal_it():
+    """The uid is checked when the grading process starts its sandbox: a host account that holds the first
+    candidate is passed over, and cannot signal the sandbox's processes (before, an innocent failed 0/14)."""
+    grader = subprocess.Popen([sys.executable, "-c", GRADER_WAITING], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    account = "l20uidtest"
+    try:
+        first = int(grader.stdout.readline())
+        subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", "-u", str(first), account], check=True)
+        grader.stdin.write("go\n")
+        grader.stdin.flush()
+        picked = int(grader.stdout.readline())
+        assert picked != first, "the sandbox took the uid a host account holds"
+        sandbox = sorted(processes_of(picked))
+        assert sandbox, "no process of the sandbox runs under its uid"
+
+        def kill_as(uid: int, sig: str) -> list:
+            return [subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "kill", sig,
+                                    str(pid)], capture_output=True).returncode for pid in sandbox]
+
+        assert kill_as(first, "-0") == [1] * len(sandbox) and kill_as(first, "-KILL") == [1] * len(sandbox)
+        assert all(Path(f"/proc/{pid}").exists() for pid in sandbox)
+        assert kill_as(picked, "-0") == [0] * len(sandbox)  # the control: the sandbox's own uid may
+    finally:
+        grader.stdin.write("done\n")
+        grader.stdin.flush()
+        grader.wait(timeout=60)
+        subprocess.run(["userdel", account], capture_output=True)
+
+
+def accumulation_memory(result) -> tuple:
+    """(accumulate_gradients' score, its failed checks' messages) of a graded result."""
+    item = result.items["accumulate_gradients"]
+    return item.score, [o.message for o in item.outcomes if not o.passed]
+
+
+@needs_bwrap
+@pytest.mark.parametrize("name", ["round7_tmpfs_ballast_hides_kept_graphs", "round7_tmpfs_pool_holds_kept_graphs"])
+def test_no_tmpfs_file_hides_a_kept_graph(name):
+    """Issue 44's ballast (a /dev/shm file written by the notebook, cut as every micro-batch's graph grows and
+    refilled by backward hooks), and a pool (the graphs written into such a file, whose pages were charged
+    before the call): the memory in use stays level, but not every kind of it. The usual memory message, and
+    the point for one graph at a time is lost (each earned 2/2)."""
+    score, messages = accumulation_memory(grade_notebook(make_submission(name), ["accumulate_gradients"],
+                                                         reference=reference()))
+    assert score == 1.0 and any("raised the sandbox's memory by" in m for m in messages), messages
+
+
+GRADE_AS_USER = '''
+import json, sys, warnings
+sys.path.insert(0, ".")
+warnings.simplefilter("ignore")
+from autograder.grading import grade_notebook
+from autograder.instructor.reference import reference
+from tests.submissions import make_submission
+out = {}
+for name in sys.argv[1:]:
+    item = grade_notebook(make_submission(name), ["accumulate_gradients"], reference=reference()).items["accumulate_gradients"]
+    out[name] = [item.score, [o.message for o in item.outcomes if not o.passed]]
+print(json.dumps(out))
+'''
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in ("useradd", "runuser", "unshare")),
+                    reason="makes a Unix user: needs root, useradd, runuser and unshare")
+def test_a_grader_that_is_not_root_still_measures_memory(tmp_path):
+    """An instructor's own account may make no cgroup here (cgroup v1, no delegation): the sandbox's memory is
+    sampled from its processes instead. Keeping every graph alive loses its point, as graded by root; the
+    reference keeps it."""
+    from tests.integration.test_exchange import VENV_BIN, Users
+    users = Users(tmp_path)
+    try:
+        name = users.add("instructor", tmp_path)
+        done = users.run(name, VENV_BIN / "python", "-c", GRADE_AS_USER, "reference",
+                         "accumulate_one_backward_of_summed_losses", cwd=ROOT)
+        got = json.loads(done.stdout.strip().splitlines()[-1])
+    finally:
+        users.remove()
+    assert got["reference"][0] == 2.0, got["reference"]
+    score, messages = got["accumulate_one_backward_of_summed_losses"]
+    assert score == 1.0 and any("raised the sandbox's memory by" in m for m in messages), messages

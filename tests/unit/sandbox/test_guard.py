@@ -12,11 +12,16 @@ from autograder.items import PACKAGE_DIR
 GUARD = PACKAGE_DIR / "sandbox" / "guard.py"
 
 SETUP = f'''
-import importlib.util, json, sys
+import importlib.util, json, os, sys, tempfile
 spec = importlib.util.spec_from_file_location("guard", {str(GUARD)!r})
 guard = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(guard)
-trusted, take_flags, checking = guard.install([sys.prefix, sys.base_prefix, "/usr/lib"], [{str(GUARD)!r}])
+GRADER = os.path.join(tempfile.mkdtemp(), "grader.py")  # stands for the sandbox's own files
+with open(GRADER, "w") as f:
+    f.write("import sys\\ndef read_frame():\\n    return sys._getframe()\\n")
+grader = {{}}
+exec(compile(open(GRADER).read(), GRADER, "exec"), grader)
+trusted, take_flags, checking = guard.install([sys.prefix, sys.base_prefix, "/usr/lib"], [{str(GUARD)!r}, GRADER])
 
 CHECKING
 
@@ -97,11 +102,67 @@ def test_a_frozen_modules_name_is_no_claim_to_library_code(source):
 def test_trusted_code_may_read_frames():
     got = run('''
     with trusted:
-        import sys
-        frame = sys._getframe()
+        frame = grader["read_frame"]()
     print(json.dumps({"flags": take_flags(), "frame": frame is not None}))
     ''')
     assert got == {"flags": [], "frame": True}
+
+
+def test_the_graders_code_outside_a_trusted_section_is_judged():
+    got = run('''
+    try:
+        grader["read_frame"]()
+        verdict = "allowed"
+    except guard.Denied:
+        verdict = "denied"
+    print(json.dumps({"verdict": verdict}))
+    ''')
+    assert got == {"verdict": "denied"}
+
+
+@pytest.mark.parametrize("how", ["called", "signal handler", "thread", "gc callback"])
+def test_student_code_that_runs_during_a_trusted_section_is_judged(how):
+    """Inside a trusted section only the grader's own code goes unjudged: student code it calls, a signal
+    handler that fires there, another thread and the garbage collector's callbacks are judged as anywhere."""
+    got = run('''
+    import gc, signal, threading, time
+    HOW = %r
+    seen = []
+    if HOW == "called":
+        with trusted:
+            seen.append(student("import sys; sys._getframe()"))
+    elif HOW == "signal handler":
+        signal.signal(signal.SIGALRM, lambda *a: seen.append(student("import gc; gc.get_objects()")))
+        with trusted:
+            signal.setitimer(signal.ITIMER_REAL, 0.01)
+            time.sleep(0.1)
+            grader["read_frame"]()
+    elif HOW == "thread":
+        go, done = threading.Event(), threading.Event()
+        threading.Thread(target=lambda: (go.wait(), seen.append(student("import gc; gc.get_objects()")),
+                                         done.set())).start()
+        with trusted:
+            go.set()
+            done.wait(10)
+    else:
+        gc.callbacks.append(lambda phase, info: seen.append(student("import gc; gc.get_objects()")))
+        with trusted:
+            enabled_inside = gc.isenabled()
+            garbage = [[] for _ in range(100000)]
+        gc.collect()
+        seen.append("collection paused" if not enabled_inside and gc.isenabled() else "collection ran")
+    print(json.dumps({"seen": seen, "flags": take_flags()}))
+    ''' % how)
+    assert got["seen"][0] == "denied" and got["flags"], got
+    if how == "gc callback":
+        assert got["seen"][-1] == "collection paused", got
+
+
+def test_compiling_under_the_graders_own_file_name_is_flagged():
+    got = run('''
+    print(json.dumps({"verdict": student(f"compile('x = 1', {GRADER!r}, 'exec')"), "flags": take_flags()}))
+    ''')
+    assert got == {"verdict": "denied", "flags": ["compiling code under the grader's own file name"]}
 
 
 def test_a_new_audit_hook_is_refused():

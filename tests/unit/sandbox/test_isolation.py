@@ -8,7 +8,7 @@ import pytest
 
 from autograder.limits import Limits
 from autograder.sandbox import isolation
-from autograder.sandbox.isolation import BOX, Cgroup, command, have_bwrap, probe_files, remove_cgroup, sandbox_uid
+from autograder.sandbox.isolation import BOX, Cgroup, command, have_bwrap, probe_files, protections, remove_cgroup
 
 
 def test_without_isolation_it_is_a_plain_isolated_python():
@@ -25,13 +25,6 @@ def test_with_bubblewrap_there_is_no_network_and_no_instructor_package():
     assert cmd[-3].split(os.pathsep) == probe_files(True)
     for path in probe_files(True):  # each probes file is bound read-only where the child reads it
         assert cmd[cmd.index(path) - 2] == "--ro-bind"
-
-
-def test_the_uid_is_unprivileged_and_differs_per_grading_process():
-    uid = sandbox_uid(1)
-    if uid is None:
-        pytest.skip("not root or no setpriv: submissions run under the grader's uid")
-    assert uid >= 61000 and sandbox_uid(1) == uid != sandbox_uid(2)
 
 
 def test_remove_cgroup_kills_what_is_left_and_gives_up_on_a_folder_that_stays(tmp_path):
@@ -75,11 +68,11 @@ def test_the_peak_is_read_through_the_descriptor_that_reset_it(tmp_path, monkeyp
     folder = group.dirs[0]
     (folder / "memory.current").write_text("100")
     (folder / "memory.peak").write_text("5000")
-    assert group.reset_peak() == 100
+    assert group.memory.reset_peak() == 100
     (folder / "memory.peak").rename(folder / "reset-through")
     (folder / "memory.peak").write_text("5000")                 # what another open would read
     (folder / "reset-through").write_text("150")                # what the resetting descriptor reads
-    assert group.peak() == (150, 100)
+    assert group.memory.peak() == (150, 100)
     for f in folder.iterdir():
         f.unlink()
     group.close()
@@ -117,3 +110,15 @@ def test_a_grader_at_niceness_0_leaves_the_cpu_share_alone(tmp_path, monkeypatch
     (tmp_path / "cgroup.controllers").write_text("memory pids cpu")
     group = Cgroup(Limits())
     assert not (group.dirs[0] / "cpu.weight").exists()
+
+
+def test_the_protections_name_each_one_and_say_why_one_is_missing(monkeypatch):
+    from autograder.sandbox import isolation
+    got = protections(Limits())
+    assert set(got) == {"bubblewrap", "PID namespace", "per-submission namespaces", "unprivileged uid",
+                        "memory cgroup", "memory measurement", "measured forks locked", "rlimits"}
+    assert all(isinstance(p["have"], bool) and p["detail"] for p in got.values())
+    monkeypatch.setattr(isolation, "have_bwrap", lambda: False)
+    without = protections(Limits())
+    assert not without["bubblewrap"]["have"] and "apt-get install bubblewrap" in without["bubblewrap"]["detail"]
+    assert not without["memory measurement"]["have"] and "not made" in without["memory measurement"]["detail"]
