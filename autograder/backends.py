@@ -12,15 +12,23 @@ import contextlib
 import copy
 import hashlib
 import io
+import os
 import time
 
 import torch
 
 from .checks import probes
+from .checks.answers import forged
 from .checks.expect import CheckFailure
 from .sandbox import Sandbox, SandboxError
 from .text import (check_in_sandbox_failed, clip, could_not_run, item_time_used, not_defined, not_implemented,
                    notebook_time_used, raised, sandbox_stopped, tampered)
+
+
+# A switch for the tests, never a command-line option: every report in the sandbox's answers is rewritten to the
+# reference's for the same request (checks/answers.py), as code that can write the whole sandbox could; what
+# still scores then rests on values alone (tests/test_reports.py, tests/integration/test_forged_reports.py).
+FORGE_REPORTS = "LESSON20_TEST_FORGE_REPORTS"
 
 
 def probe_failure(obs: dict, context: str) -> CheckFailure:
@@ -115,11 +123,14 @@ class SandboxStudent:
     context = "sandbox"
     CRASHES_PER_ITEM = 2  # after this many, the item's remaining checks fail without running again
 
-    def __init__(self, sandbox: Sandbox, timeout: float, total_seconds: float, setups: dict = None):
+    def __init__(self, sandbox: Sandbox, timeout: float, total_seconds: float, setups: dict = None,
+                 reference: Reference = None):
         """setups: {item: what its fork is handed (stand_in.plan): the reference's code that stands in for
         other items' while its checks run}. Each item's checks run in a fork of their own, one item after
-        the other: an item whose checks are done is never taken up again (see stand_in.py for why)."""
+        the other: an item whose checks are done is never taken up again (see stand_in.py for why).
+        reference: whose answers replace the reports in the sandbox's when the tests' FORGE_REPORTS is set."""
         self.sandbox = sandbox
+        self.forge = reference if os.environ.get(FORGE_REPORTS) else None
         self.setups = setups or {}
         self.done = []        # the items whose checks have run, in order
         self.timeout = timeout
@@ -204,6 +215,17 @@ class SandboxStudent:
             raise CheckFailure(tampered(what), "tampered")
         if obs["status"] != "ok":
             raise probe_failure(obs, self.context)
+        if self.forge is None:
+            return obs
+        with self.uncharged():
+            return forge_reports(obs, self.forge, probe, spec)
+
+
+def forge_reports(obs: dict, reference: Reference, probe: str, spec: dict) -> dict:
+    """The tests' fault hook: `obs` with every report replaced by the reference's answer to the same request."""
+    try:
+        return forged(obs, reference.run(probe, **spec))
+    except RuntimeError:  # the reference itself cannot answer this request: there is nothing to forge from
         return obs
 
 

@@ -109,7 +109,7 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
             p["item"] = owner.get(p["cell"], "")
         sources = [c.source for c in cells]
         setups = {i: plan(i, [c.source for c in cells if c.item == i], sources, units) for i in item_ids} if units else {}
-        student = SandboxStudent(sandbox, limits.item_seconds, limits.checks_seconds, setups)
+        student = SandboxStudent(sandbox, limits.item_seconds, limits.checks_seconds, setups, reference)
         items = run_checks(item_ids, student, reference, include_hidden=reference is not None)
     finally:
         sandbox.close()

@@ -38,38 +38,58 @@ class CheckFailure(AssertionError):
         self.reason = reason
 
 
+def kind(desc: dict) -> str:
+    """The type of a described value, read from what came back: a float comes back a float, a tensor a tensor,
+    a tuple's items in a tuple (checks/answers.py: the probe's word for a type is a report). An object of any
+    other type comes back as its type's name alone, which only ever fails a check."""
+    value, items = desc.get("value"), desc.get("items")
+    if isinstance(value, torch.Tensor):
+        return "Tensor"
+    if isinstance(value, (bool, int, float, str)):
+        return type(value).__name__
+    if isinstance(items, (tuple, list)):
+        return type(items).__name__
+    said = desc.get("type")
+    return "NoneType" if said in ("NoneType", "bool", "int", "float", "str", "Tensor", "tuple", "list") else str(said)
+
+
 def number(desc: dict):
     """The numeric value of a described return value, or None if it has none.
 
     Lenient on purpose: a 0-d tensor still has a value, so a check of the value can pass
     even where a separate check of the type fails.
     """
-    if desc.get("type") in ("float", "int", "bool") and desc.get("value") is not None:
-        return float(desc["value"])
     value = desc.get("value")
-    if desc.get("type") == "Tensor" and isinstance(value, torch.Tensor) and value.numel() == 1:
+    if kind(desc) in ("float", "int", "bool"):
+        return float(value)
+    if kind(desc) == "Tensor" and value.numel() == 1:
         return float(value.reshape(()).double())
     return None
 
 
 def shown(desc: dict) -> str:
     """A short, student-readable rendering of a described value."""
-    kind = desc.get("type")
-    if kind == "Tensor":
+    kind_ = kind(desc)
+    if kind_ == "Tensor":
         value = desc["value"]
         if value.numel() == 1:
-            return f"tensor({float(value.reshape(()).double())!r}, dtype=torch.{desc.get('dtype')})"
-        return f"a {desc.get('dtype')} tensor of shape {tuple(value.shape)}"
-    if kind in ("float", "int", "bool", "str", "NoneType"):
+            return f"tensor({float(value.reshape(()).double())!r}, dtype=torch.{dtype_of(value)})"
+        return f"a {dtype_of(value)} tensor of shape {tuple(value.shape)}"
+    if kind_ in ("float", "int", "bool", "str", "NoneType"):
         return bounded_repr(desc.get("value"))  # a string may be long: the message shows its start
-    if kind in ("tuple", "list"):  # what it holds, as far as the probe described it (nested ones by length)
-        items = desc.get("items") if isinstance(desc.get("items"), list) else []
+    if kind_ in ("tuple", "list"):  # what it holds, as far as the probe described it (nested ones by length)
+        items = list(desc["items"])
         length = desc.get("length")
-        if not items or any(i.get("type") in ("tuple", "list") for i in items if isinstance(i, dict)):
-            return f"a {kind} of length {length}"
+        if not items or any(isinstance(i, dict) and kind(i) in ("tuple", "list") for i in items):
+            return f"a {kind_} of length {length}"
         inner = ", ".join(shown(i) for i in items[:4]) + (", ..." if not isinstance(length, int) or length > 4 else "")
-        return f"({inner}{',' if length == 1 else ''})" if kind == "tuple" else f"[{inner}]"
-    return f"an object of type {kind}"
+        return f"({inner}{',' if length == 1 else ''})" if kind_ == "tuple" else f"[{inner}]"
+    return f"an object of type {kind_}"
+
+
+def dtype_of(t: torch.Tensor) -> str:
+    """A tensor's dtype as the student writes it: float16, bfloat16, float32."""
+    return str(t.dtype).replace("torch.", "")
 
 
 def same_shape(a, b) -> bool:
@@ -92,6 +112,12 @@ def max_abs_diff(a: torch.Tensor, b: torch.Tensor, round_to: torch.dtype = None)
     diff[both_nan | same_inf] = 0.0
     diff[diff.isnan()] = math.inf
     return float(diff.max()) if diff.numel() else 0.0
+
+
+def has_nan(tensors) -> bool:
+    """Whether any of these tensors (None allowed) holds a NaN: what a graded model's first layer leaves in every
+    gradient and loss after it was handed more examples than it takes at once (probes' `at_most`)."""
+    return any(isinstance(t, torch.Tensor) and t.is_floating_point() and bool(t.isnan().any()) for t in tensors)
 
 
 def moved_by(got, start: torch.Tensor):
@@ -249,10 +275,8 @@ def as_multiple(got: list, want: list):
 
 
 def moved_with_the_model(master: dict, after) -> bool:
-    """Whether a master shares memory with its parameter, as observed: the probe saw the storage overlap, or
-    the master's values changed when (only) the model's were changed."""
-    if master.get("shares_memory"):
-        return True
+    """Whether a master shares memory with its parameter, as its values show: they changed when (only) the
+    model's were changed."""
     value = master.get("value")
     return value is not None and (after is None or max_abs_diff(after, value) != 0)
 

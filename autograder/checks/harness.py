@@ -224,11 +224,12 @@ def describe(value, depth: int = 0) -> dict:
                     "subclass": _safe_text(type.__dict__["__name__"].__get__(kind), 80)}
     if isinstance(value, _BASE):
         return {"type": "Tensor", "value": plain_tensor(value), "dtype": dtype_name(value)}
-    if (kind is tuple or kind is list) and depth < 2:
-        return {"type": kind.__name__, "items": [describe(v, depth + 1) for v in value[:8]], "length": len(value)}
+    if (kind is tuple or kind is list) and depth < 2:  # the items come back in a container of the same kind
+        return {"type": kind.__name__, "items": kind(describe(v, depth + 1) for v in value[:8]), "length": len(value)}
     if issubclass(kind, tuple) and depth < 2:  # a NamedTuple is a tuple: read through tuple's own methods
         length = tuple.__len__(value)
-        return {"type": "tuple", "items": [describe(tuple.__getitem__(value, i), depth + 1) for i in range(min(length, 8))],
+        return {"type": "tuple", "items": tuple(describe(tuple.__getitem__(value, i), depth + 1)
+                                                for i in range(min(length, 8))),
                 "length": length, "subclass": _safe_text(type.__dict__["__name__"].__get__(kind), 80)}
     return {"type": _safe_text(type.__dict__["__name__"].__get__(kind), 80), "value": None}
 
@@ -261,27 +262,31 @@ class TinyLM(nn.Module):
         return self.head(torch.tanh(h / positions[:, None]))  # (B, T, V)
 
 
-def recording(layer_class, sizes: list):
-    """A subclass of a first layer whose own forward records the batch size of every call in `sizes`:
-    a method of the probe's model, not a hook the student's code could call by hand or detach."""
+def recording(layer_class, sizes: list, at_most: int = None):
+    """A subclass of a first layer whose own forward records the batch size of every call in `sizes` (for the
+    messages), and, given `at_most`, returns NaN for a call of more than `at_most` examples: a model that
+    cannot take more than a micro-batch at once, so that a larger call shows in the values the code computes."""
 
     class Recording(layer_class):
         def forward(self, x):
-            sizes.append(int(attr(x, "shape")[0]))
-            return super().forward(x)
+            n = int(attr(x, "shape")[0])
+            sizes.append(n)
+            out = super().forward(x)
+            return out if at_most is None or n <= at_most else out * float("nan")
 
     Recording.__name__ = layer_class.__name__
     return Recording
 
 
-def build_model(spec: dict, sizes: list = None) -> nn.Module:
+def build_model(spec: dict, sizes: list = None, at_most: int = None) -> nn.Module:
     """A small model from a plain spec: {"arch", "seed", "dtype", ...}, identical in every process.
 
-    sizes: a list that the model's first layer appends each forward call's batch size to."""
+    sizes: a list that the model's first layer appends each forward call's batch size to; at_most: the most
+    examples its first layer takes at once (more give NaN; see `recording`)."""
     # the CPU generator the layers' initialisation draws from; torch.manual_seed would also queue a reseed of
     # every accelerator's generators, formatting the caller's stack each time (a millisecond a model)
     torch.random.default_generator.manual_seed(spec["seed"])
-    first = (lambda cls: recording(cls, sizes)) if sizes is not None else (lambda cls: cls)
+    first = (lambda cls: recording(cls, sizes, at_most)) if sizes is not None else (lambda cls: cls)
     if spec["arch"] == "mlp":
         sizes_ = spec["sizes"]
         layers = []
@@ -305,10 +310,11 @@ def build_model(spec: dict, sizes: list = None) -> nn.Module:
     return model.to(device=DEVICE, dtype=DTYPES[spec.get("dtype", "float32")])
 
 
-def recorded_model(spec: dict):
-    """(model, sizes): a model built in PROPS whose first layer records each forward call's batch size."""
+def recorded_model(spec: dict, at_most: int = None):
+    """(model, sizes): a model built in PROPS whose first layer records each forward call's batch size, and
+    returns NaN for a call of more than `at_most` examples."""
     sizes = []
-    return prop("build_model")(spec, sizes), sizes
+    return prop("build_model")(spec, sizes, at_most), sizes
 
 
 def grads_of(params) -> list:

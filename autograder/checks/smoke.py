@@ -7,7 +7,7 @@ and keeps every tensor where its inputs are. It decides no points: a failure is 
 """
 import torch
 
-from .expect import classification_batch, shown, token_batch_of_lengths
+from .expect import classification_batch, kind, shown, token_batch_of_lengths
 from .harness import build_model
 
 MLP16 = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}
@@ -21,14 +21,14 @@ def fp32_values(spec: dict) -> list:
 
 def underflow_fraction(student):
     out = student.run("underflow_fraction", values=torch.tensor([2.0 ** -30, 0.5, 0.0, float("nan")]))
-    assert out["result"]["type"] == "float", f"it returned {shown(out['result'])}, not a Python float"
+    assert kind(out["result"]) == "float", f"it returned {shown(out['result'])}, not a Python float"
 
 
 def scaler(cls):
     def case(student):
         out = student.run("loss_scaler", cls=cls, loss_weights=torch.tensor([1.0, -2.0]),
                           values=[torch.ones(3), torch.ones(2)], grads=[torch.ones(3), torch.tensor([1.0, float("inf")])])
-        assert out["found_inf"]["type"] == "bool", (
+        assert kind(out["found_inf"]) == "bool", (
             f"unscale_ returned {shown(out['found_inf'])} for CUDA gradients, not a Python bool")
     return case
 

@@ -4,7 +4,8 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import as_multiple, classification_batch, expected, number, shown, tensor_list_diff
+from autograder.checks.expect import (as_multiple, classification_batch, expected, has_nan, kind, number, shown,
+                                      tensor_list_diff)
 
 MODEL = {"arch": "mlp", "sizes": [5, 7, 3], "seed": 2, "dtype": "float64"}
 
@@ -16,10 +17,10 @@ def full_batch(batch, seed=0):
     return inputs, targets, want, loss
 
 
-def compare(student, batch, micro, stale=False, seed=0):
+def compare(student, batch, micro, stale=False, seed=0, at_most=None):
     inputs, targets, want, loss = full_batch(batch, seed)
     out = student.run("accumulate_gradients", model=MODEL, inputs=inputs, targets=targets, loss="cross_entropy",
-                      micro_batch_size=micro, stale_grads=stale)
+                      micro_batch_size=micro, stale_grads=stale, at_most=at_most)
     diff, where = tensor_list_diff(out["grads"], want, out["names"])
     return out, diff, where, loss
 
@@ -71,10 +72,14 @@ def why_grads_differ(student, out, batch, micro) -> str:
 @pytest.mark.behaviour("micro_batches")
 def test_never_more_than_micro_batch_size(student):
     """The model never sees more than micro_batch_size examples at once"""
-    out, *_ = compare(student, 10, 3)
-    assert out["batches"] and max(out["batches"]) <= 3, (
+    out, *_ = compare(student, 10, 3, at_most=3)
+    free, *_ = compare(student, 10, 3)
+    diff, _ = tensor_list_diff(out["grads"], free["grads"])  # the same, unless a call was larger than 3
+    assert diff == 0 and out["batches"] and max(out["batches"]) <= 3, (
         f"accumulate_gradients(batch of 10, micro_batch_size=3) called the model on batches of {out['batches']}; "
-        "none may be larger than 3. Hint: slice inputs[start:start + micro_batch_size].")
+        "none may be larger than 3"
+        + (" (the graded model's first layer returns NaN for a larger call, and the gradients came back NaN)"
+           if has_nan(out["grads"]) else "") + ". Hint: slice inputs[start:start + micro_batch_size].")
 
 
 @pytest.mark.behaviour("stale_discarded")
@@ -94,5 +99,5 @@ def test_returns_the_whole_batch_mean_loss(student):
     assert got is not None and math.isclose(got, loss, rel_tol=1e-7), (
         f"accumulate_gradients(batch of 10, micro_batch_size=4) returned {shown(out['returned'])}; the mean loss "
         f"over the whole batch is {loss:.6f}. Hint: add up loss.item() * share, where share = micro-batch size / 10.")
-    assert out["returned"]["type"] == "float", (
+    assert kind(out["returned"]) == "float", (
         f"accumulate_gradients returned {shown(out['returned'])}; return a Python float (loss.item()).")

@@ -1,13 +1,17 @@
 """Visible checks for Exercise 4: make_master_params, model_grads_to_master_grads,
 master_params_to_model_params."""
+import math
+
 import pytest
 import torch
 
-from autograder.checks.expect import expected, max_abs_diff, moved_with_the_model
+from autograder.checks.expect import dtype_of, expected, max_abs_diff, moved_with_the_model
+from autograder.checks.scenarios import STEPS, grads_off, master_scenario, model_inputs, update_error
 
 FP16_MODEL = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 1, "dtype": "float16"}
 # with an fp32 model, .float() returns the very same tensor: only here can a master alias the model
 FP32_MODEL = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 5, "dtype": "float32"}
+UPDATE_TOLERANCE = 0.02  # of the steps' sum: fp32 rounding is about 0.1% of it, fp16 loses most of it
 
 
 def holds_other_values(i: int, value, params: list) -> str:
@@ -30,20 +34,43 @@ def not_copied(i: int, value, master_after, old) -> str:
     return "."
 
 
+def why_not_updated(out: dict, err: float, where: str) -> str:
+    """Why the masters did not take the optimizer's steps as fp32 leaves do, as far as the answer shows it."""
+    masters = out.get("masters", [])
+    if out.get("updated") is None:
+        if out.get("type") not in ("list", "tuple"):
+            return (f"make_master_params returned a {out.get('type')}: the optimizer could not read it again after "
+                    "it was read once. Hint: return a list (a generator can be read only once).")
+        if not all(m.get("is_leaf", True) for m in masters):
+            return ("The optimizer refused the masters: they are not leaves, they hang off the model's graph. "
+                    "Hint: detach() the copy, then .requires_grad_(True).")
+        return ("An optimizer could not step the masters: each must be a tensor with requires_grad=True, "
+                "so that backward() gives it a .grad. Hint: detach() the copy, then .requires_grad_(True).")
+    if not all(m.get("requires_grad", True) for m in masters):
+        return (f"{where} did not move: it has requires_grad=False, so backward() gives it no .grad and the "
+                "optimizer skips it. Hint: .requires_grad_(True) on each copy.")
+    return (f"{where} did not add up the steps: each is smaller than fp16 can show at most weights, so only an "
+            "fp32 master keeps them. Hint: .float() or .to(torch.float32) on each copy.")
+
+
 @pytest.mark.behaviour("fp32_leaves")
 def test_one_fp32_leaf_per_parameter(student):
-    """make_master_params returns one fp32 leaf per parameter, in order, with requires_grad=True"""
+    """make_master_params returns one fp32 leaf per parameter, in order, with requires_grad=True: an optimizer
+    adds up steps too small for fp16 on them"""
     want = expected("model_values", FP16_MODEL)
-    out = student.run("make_master_params", model=FP16_MODEL)
-    assert out["length"] == len(want), (
-        f"make_master_params(model) returned {out['length']} tensors for a model with {len(want)} parameters "
+    scenario = master_scenario(FP16_MODEL, want, seed=1)
+    out = student.run("make_master_params", **scenario)
+    masters = out["masters"]
+    assert len(masters) == len(want), (
+        f"make_master_params(model) returned {len(masters)} tensors for a model with {len(want)} parameters "
         "(weights and biases of 2 Linear layers). Hint: one copy per tensor in model.parameters(), as a list.")
-    for i, (m, w) in enumerate(zip(out["masters"], want)):
-        assert m.get("type") == "Tensor", f"make_master_params(model)[{i}] is a {m.get('type')}, not a tensor."
-        assert m["dtype"] == "float32", (
-            f"master {i} has dtype {m['dtype']}; masters must be float32. Hint: .float() or .to(torch.float32).")
-        assert m["shape"] == list(w.shape), f"master {i} has shape {m['shape']}, the parameter has {list(w.shape)}."
-        assert max_abs_diff(m["value"], w.float()) == 0, holds_other_values(i, m["value"], want)
+    for i, (m, w) in enumerate(zip(masters, want)):
+        value = m.get("value")
+        assert value is not None, f"make_master_params(model)[{i}] is a {m.get('type')}, not a tensor."
+        assert value.dtype == torch.float32, (
+            f"master {i} has dtype {dtype_of(value)}; masters must be float32. Hint: .float() or .to(torch.float32).")
+        assert value.shape == w.shape, f"master {i} has shape {list(value.shape)}, the parameter has {list(w.shape)}."
+        assert max_abs_diff(value, w.float()) == 0, holds_other_values(i, value, want)
         assert m["is_leaf"] and m["requires_grad"], (
             f"master {i}: is_leaf={m['is_leaf']}, requires_grad={m['requires_grad']}; both must be True so the "
             "optimizer can own it. Hint: detach() the copy, then .requires_grad_(True).")
@@ -51,16 +78,22 @@ def test_one_fp32_leaf_per_parameter(student):
             f"master {i} is on {m['device']}, its parameter on {out['model_devices'][i]}: each master lives on its "
             "parameter's device. Hint: keep the device the copy comes from (p.detach().to(torch.float32, copy=True)); "
             "never .cuda() or a DEVICE constant, which the grader, on a CPU, does not have.")
+    err, where = update_error(out, scenario)
+    assert err < UPDATE_TOLERANCE, (
+        f"An optimizer built on the masters was asked for {STEPS} SGD steps of 2^-14 * (a pull of 0.5 to 1): "
+        + ("it could not step them. " if math.isinf(err) else f"{where} moved {err:.0%} off their sum. ")
+        + why_not_updated(out, err, where))
 
 
 @pytest.mark.behaviour("separate_copies")
 def test_masters_share_no_memory(student):
     """Changing the fp16 model afterwards does not change the masters"""
-    out = student.run("make_master_params", model=FP16_MODEL)
-    for i, m in enumerate(out["masters"]):
-        assert not moved_with_the_model(m, out["after_model_changed"][i]), (
-            f"After adding 1 to the model's parameters, master {i} changed too: it shares memory with the model. "
-            "Hint: make a real copy (clone) rather than a view.")
+    want = expected("model_values", FP16_MODEL)
+    out = student.run("make_master_params", **master_scenario(FP16_MODEL, want, seed=2))
+    for i, (m, after) in enumerate(zip(out["masters"], out["after_model_changed"])):
+        assert not moved_with_the_model(m, after), (
+            f"After adding 0.5 to 1 to each of the model's weights, master {i} changed too: it shares memory with "
+            "the model. Hint: make a real copy (clone) rather than a view.")
 
 
 @pytest.mark.behaviour("grads_to_fp32")
@@ -76,8 +109,8 @@ def test_grads_are_copied_as_fp32(student):
             assert got is None, f"parameter {i} has no .grad, so master {i}'s .grad should be None, but it is a tensor."
             continue
         assert got is not None, f"master {i} has no .grad after model_grads_to_master_grads."
-        assert out["master_grad_dtypes"][i] == "float32", (
-            f"master {i}'s .grad has dtype {out['master_grad_dtypes'][i]}; it must be float32 like the master.")
+        assert got.dtype == torch.float32, (
+            f"master {i}'s .grad has dtype {dtype_of(got)}; it must be float32 like the master.")
         assert max_abs_diff(got, g.float()) == 0, f"master {i}'s .grad does not equal the model's gradient."
 
 
@@ -86,12 +119,13 @@ def test_copy_back_keeps_dtype_and_parameters(student):
     """master_params_to_model_params writes the masters into the same fp16 parameter objects"""
     before = expected("fp32_masters", FP16_MODEL)
     masters = [m + 0.25 for m in before]
-    out = student.run("master_params_to_model_params", model=FP16_MODEL, masters=masters)
+    inputs = model_inputs(FP16_MODEL, 4, seed=3)
+    out = student.run("master_params_to_model_params", model=FP16_MODEL, masters=masters, inputs=inputs)
     assert all(out["same_objects"]), (
         "After master_params_to_model_params, model.parameters() are not the same objects as before. "
         "An optimizer or a hook holding the old ones would be cut off. Hint: copy into each parameter in place.")
     took_masters = all(max_abs_diff(got, m) == 0 for got, m in zip(out["values"], masters))
-    assert all(out["dtypes_kept"]), (
+    assert all(out["dtypes_kept"]) and all(v.dtype == torch.float16 for v in out["values"]), (
         "master_params_to_model_params changed the model's dtype; the working copy must stay float16. "
         + ("The parameters now hold the fp32 masters exactly: each took its master's tensor (p.data = ...) "
            "instead of a copy in place. " if took_masters else "")
@@ -100,22 +134,25 @@ def test_copy_back_keeps_dtype_and_parameters(student):
         assert max_abs_diff(got, m.half()) == 0, (
             f"parameter {i} does not hold master {i} rounded to float16"
             + not_copied(i, got, out["masters_after"][i], old))
-    assert all(out["leaves"]), (
-        "After the copy a model parameter is no longer a leaf (or lost requires_grad): the copy was tracked "
-        "by autograd. Hint: do it under `with torch.no_grad():`.")
+    off, where = grads_off(out.get("model_grads"), expected("trained_grads", FP16_MODEL, inputs,
+                                                             values=[m.half() for m in masters]))
+    assert all(out["leaves"]) and not off, (
+        "After the copy a model parameter is no longer a leaf (or lost requires_grad): a backward() through the "
+        f"model no longer gives it the gradient it should ({where}). The copy was tracked by autograd. Hint: do it "
+        "under `with torch.no_grad():`.")
 
 
 @pytest.mark.behaviour("separate_copies")
 def test_masters_of_an_fp32_model_own_their_memory(student):
     """The masters of an fp32 model are copies: changing the model afterwards leaves them alone"""
     want = expected("model_values", FP32_MODEL)
-    out = student.run("make_master_params", model=FP32_MODEL)
-    assert out["length"] == len(want), (
-        f"make_master_params(fp32 model) returned {out['length']} tensors for {len(want)} parameters.")
+    out = student.run("make_master_params", **master_scenario(FP32_MODEL, want, seed=4))
+    assert len(out["masters"]) == len(want), (
+        f"make_master_params(fp32 model) returned {len(out['masters'])} tensors for {len(want)} parameters.")
     for i, m in enumerate(out["masters"]):
         assert not moved_with_the_model(m, out["after_model_changed"][i]), (
-            f"make_master_params(model) on an fp32 model: master {i} shares memory with parameter {i} (adding 1 "
-            "to the model changed it too). For an fp32 tensor, .float() and .to(torch.float32) return the tensor "
+            f"make_master_params(model) on an fp32 model: master {i} shares memory with parameter {i} (changing "
+            "the model changed it too). For an fp32 tensor, .float() and .to(torch.float32) return the tensor "
             "itself, not a copy. Hint: .clone() it, or pass copy=True to .to().")
 
 

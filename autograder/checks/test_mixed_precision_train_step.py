@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import (CheckFailure, as_multiple, classification_batch, expected, max_abs_diff,
-                                      moved_by, number, shown, token_batch)
+from autograder.checks.expect import (CheckFailure, as_multiple, classification_batch, expected, has_nan, kind,
+                                      max_abs_diff, moved_by, number, shown, token_batch)
 
 MODEL = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}
 SGD = {"name": "sgd", "lr": 0.5}
@@ -16,18 +16,18 @@ def start_and_gradient(inputs, targets):
     return expected("fp32_masters", MODEL), expected("full_batch_grads", MODEL, "cross_entropy", inputs, targets)
 
 
-def one_step(student, batch=12, micro=4, scaler=None):
+def one_step(student, batch=12, micro=4, scaler=None, at_most=None):
     inputs, targets = classification_batch(batch, 6, 4, seed=batch)
     start, full_batch = start_and_gradient(inputs, targets)
     out = student.run("mixed_precision_train_step", model=MODEL, masters=start,
                       batches=[(inputs, targets)], loss="cross_entropy", micro_batch_size=micro,
-                      optimizer=SGD, scaler=scaler)
+                      optimizer=SGD, scaler=scaler, at_most=at_most)
     return out, out["steps"][0], start, full_batch
 
 
 def returned_pair(step):
     r = step["returned"]
-    if r["type"] != "tuple" or r["length"] != 2:
+    if kind(r) != "tuple" or len(r["items"]) != 2:
         return None, None
     loss, stepped = r["items"]
     return loss, stepped
@@ -63,7 +63,7 @@ def update_multiple(step, start, grads, scale) -> str:
 @pytest.mark.behaviour("clean_step")
 def test_one_clean_step(student):
     """A clean step updates the fp32 masters by -lr * gradient and returns (loss, True)"""
-    out, step, start, (grads, want_loss) = one_step(student)
+    out, step, start, (grads, want_loss) = one_step(student, scaler={"growth_interval": 1})
     loss, stepped = returned_pair(step)
     assert loss is not None, (
         f"mixed_precision_train_step returned {shown(step['returned'])}; it should return a tuple "
@@ -75,18 +75,24 @@ def test_one_clean_step(student):
     assert err < 0.05, (
         f"After one SGD step (lr=0.5, batch of 12, micro_batch_size=4), the masters moved by an update that is "
         f"{err:.0%} off -lr * gradient. " + update_multiple(step, start, grads, 2.0 ** 16))
-    assert loss["type"] == "float" and math.isclose(loss["value"], want_loss, rel_tol=1e-2), (
+    assert kind(loss) == "float" and math.isclose(loss["value"], want_loss, rel_tol=1e-2), (
         f"The returned loss is {shown(loss)}; the whole-batch mean loss is about {want_loss:.4f}. "
         "Return the unscaled loss as a Python float.")
     for i, (p, m) in enumerate(zip(step["model"], step["masters"])):
         assert max_abs_diff(p, m, round_to=torch.float16) == 0, (
             f"After the step, model parameter {i} is not its master rounded to fp16: copy the masters back "
             "into the model after optimizer.step().")
-    assert out["model_dtypes"] == ["float16"] * len(out["model_dtypes"]), (
+    assert out["model_dtypes"] == ["float16"] * len(out["model_dtypes"]) and all(
+        p.dtype == torch.float16 for p in step["model"]), (
         f"The model's parameters changed dtype to {out['model_dtypes']}; the working copy stays float16.")
-    assert [number(c) for c in step["update_calls"]] == [0.0], (
-        f"scaler.update was called with {[shown(c) for c in step['update_calls']]}; it must be called exactly "
-        "once per step, with found_inf (False here).")
+    calls = [number(c) for c in step["update_calls"]]  # as the probe saw them: for the message
+    assert calls == [0.0] and number(step["scale"]) == 2.0 ** 17, (
+        f"With growth_interval=1, one clean step's scaler.update(False) doubles the scale from 2^16 to 2^17, but "
+        f"after the step it is {shown(step['scale'])}. "
+        + (f"scaler.update was called with {[shown(c) for c in step['update_calls']]}; it must be called exactly "
+           "once per step, with found_inf (False here)." if calls != [0.0] else
+           "scaler.update(False) was called once, as it should: your DynamicLossScaler's update does not grow "
+           "the scale after growth_interval clean updates (Exercise 3's checks say more)."))
 
 
 @pytest.mark.behaviour("overflow_skips")
@@ -116,9 +122,11 @@ def test_overflow_skips_the_step(student):
 @pytest.mark.behaviour("micro_batches")
 def test_micro_batches_are_respected(student):
     """With an uneven last micro-batch the step still follows the full-batch gradient, 4 examples at a time"""
-    out, step, start, (grads, _) = one_step(student, batch=10, micro=4)
-    assert out["batches_seen"] and max(out["batches_seen"]) <= 4, (
-        f"With micro_batch_size=4 the model was called on batches of {out['batches_seen']}.")
+    out, step, start, (grads, _) = one_step(student, batch=10, micro=4, at_most=4)
+    assert not has_nan(step["model_grads"]) and out["batches_seen"] and max(out["batches_seen"]) <= 4, (
+        f"With micro_batch_size=4 the model was called on batches of {out['batches_seen']}: the graded model's "
+        "first layer returns NaN for a call of more than 4 examples, so the step saw an overflow. Hint: slice "
+        "inputs[start:start + micro_batch_size].")
     err = sgd_error(step, start, grads)
     assert err < 0.05, (
         f"With a batch of 10 split 4 + 4 + 2, the update is {err:.0%} off the full-batch SGD step. "

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from autograder.checks.expect import number, shown
+from autograder.checks.expect import kind, number, shown
 
 HINT = ("Hint: count the nonzero entries of `values`, then how many of those become exactly 0 "
         "after `values.to(dtype)`.")
@@ -33,7 +33,7 @@ def test_fraction_of_values_that_flush_to_zero(student, n_tiny, n_normal, n_zero
 def why_not(student, result: dict, n_tiny, n_normal, n_zero) -> str:
     """What the wrong fraction shows of its cause, as far as the counts built into the input tell it."""
     got = number(result)
-    if result["type"] == "NoneType":
+    if kind(result) == "NoneType":
         return "It returns None: does the function end with `return fraction`?"
     if n_zero and got == pytest.approx(n_tiny / (n_tiny + n_normal + n_zero)):
         return (f"That is {n_tiny}/{n_tiny + n_normal + n_zero}: the {n_zero} zeros were counted in the denominator. "
@@ -57,9 +57,9 @@ def test_all_zero_input_gives_zero(student):
     out = student.run("underflow_fraction", values=torch.zeros(6))
     got = number(out["result"])
     hint = ("Hint: return the float 0.0, not the int 0: the fraction is a float whatever the input."
-            if got == 0.0 and out["result"]["type"] == "int" else
+            if got == 0.0 and kind(out["result"]) == "int" else
             "Hint: guard against dividing by a count of 0 (0 / 0 is nan), and return 0.0.")
-    assert got == 0.0 and out["result"]["type"] == "float", (
+    assert got == 0.0 and kind(out["result"]) == "float", (
         f"underflow_fraction(torch.zeros(6)) should be the float 0.0 (nothing nonzero can underflow), "
         f"but it returned {shown(out['result'])}. {hint}")
 
@@ -68,7 +68,7 @@ def test_all_zero_input_gives_zero(student):
 def test_returns_a_python_float(student):
     """Returns a Python float, not a tensor"""
     out = student.run("underflow_fraction", values=mixture(2, 6, 0))
-    assert out["result"]["type"] == "float", (
+    assert kind(out["result"]) == "float", (
         f"underflow_fraction(values) returned {shown(out['result'])}; it should return a Python float. "
         "Hint: turn a count tensor into a number with int(...) or .item() before dividing.")
 

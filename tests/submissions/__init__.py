@@ -336,6 +336,7 @@ def _all_variants() -> dict:
     from .buggy import BUGGY
     from .hostile import HOSTILE
     from .hostile_decoding import HOSTILE_DECODING
+    from .hostile_forging import HOSTILE_FORGING
     from .hostile_guard import HOSTILE_GUARD
     from .hostile_html import HOSTILE_HTML
     from .hostile_oracle import HOSTILE_ORACLE
@@ -354,7 +355,7 @@ def _all_variants() -> dict:
                   *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *HOSTILE_DECODING, *HOSTILE_ORACLE, *REALISTIC,
                   *HOSTILE_HTML, *HOSTILE_REDTEAM, *HONEST, *HOSTILE_READING, *HOSTILE_ROUND5, *MAGICS, *CONTRACT_BUGS, *REDTEAM_ROUND6,
                   *HOSTILE_ROUND7,
-                  *GPU]
+                  *GPU, *HOSTILE_FORGING]
     by_name = {}
     for v in everything:
         if v.name in by_name:

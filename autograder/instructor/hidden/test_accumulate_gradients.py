@@ -5,8 +5,8 @@ import random
 import pytest
 import torch
 
-from autograder.checks.expect import (classification_batch, number, regression_batch, shown, tensor_list_diff,
-                                      token_batch)
+from autograder.checks.expect import (classification_batch, has_nan, kind, number, regression_batch, shown,
+                                      tensor_list_diff, token_batch)
 from autograder.instructor.oracles import full_batch_grads, model_values
 from autograder.instructor.hidden import memory
 
@@ -41,9 +41,13 @@ def test_matches_full_batch(student, model, loss, n, micro, stale):
     """Matches one float64 backward over the whole batch, whatever the split"""
     inputs, targets = batch_for(model, n, seed=n * 31 + micro)
     got = student.run("accumulate_gradients", model=model, inputs=inputs, targets=targets, loss=loss,
-                      micro_batch_size=micro, stale_grads=stale)
+                      micro_batch_size=micro, stale_grads=stale, at_most=micro)
     want, value = full_batch_grads(model, loss, inputs, targets)
     diff, where = tensor_list_diff(got["grads"], want, got["names"])
+    assert not has_nan(got["grads"]), (
+        f"accumulate_gradients(batch of {n}, micro_batch_size={micro}) called the model on more than {micro} examples "
+        f"at once (batches of {got['batches']}): the graded model's first layer returns NaN for such a call, and "
+        "the gradients came back NaN. Hint: slice inputs[start:start + micro_batch_size].")
     last = n % micro or min(micro, n)
     assert diff < 1e-9, (
         f"accumulate_gradients(batch of {n}, micro_batch_size={micro}, {loss}): grads differ from one full "
@@ -72,13 +76,16 @@ def test_float32_model_matches_reference(student, reference):
 
 @pytest.mark.behaviour("stale_discarded")
 def test_weights_are_not_changed(student):
-    """Only gradients change: the weights stay as they were"""
+    """Only gradients change: the weights stay as they were, so a second call gives the same gradients"""
     inputs, targets = batch_for(MLP64, 8, seed=4)
     got = student.run("accumulate_gradients", model=MLP64, inputs=inputs, targets=targets, loss="cross_entropy",
-                      micro_batch_size=3)
-    diff, where = tensor_list_diff(got["values"], model_values(MLP64), got["names"])
-    assert diff == 0, (f"accumulate_gradients changed the weights ({where} moved by {diff:.3g}); it computes "
-                       "gradients only, the optimizer steps elsewhere.")
+                      micro_batch_size=3, twice=True)
+    moved, where = tensor_list_diff(got["weights"], model_values(MLP64), got["names"])  # as the probe saw them
+    again, where_again = tensor_list_diff(got["grads_again"], got["grads"], got["names"])
+    assert moved == 0 and again < 1e-9, (
+        f"accumulate_gradients changed the weights ({where or where_again} moved): called a second time on the "
+        f"same batch, its gradients differ from the first call's by {again:.3g}. It computes gradients only, the "
+        "optimizer steps elsewhere.")
 
 
 @pytest.mark.behaviour("mean_loss")
@@ -87,7 +94,7 @@ def test_float_return_type(student):
     inputs, targets = batch_for(MLP64, 5, seed=6)
     got = student.run("accumulate_gradients", model=MLP64, inputs=inputs, targets=targets, loss="cross_entropy",
                       micro_batch_size=2)
-    assert got["returned"]["type"] == "float", f"accumulate_gradients returned {shown(got['returned'])}, not a float."
+    assert kind(got["returned"]) == "float", f"accumulate_gradients returned {shown(got['returned'])}, not a float."
 
 
 @pytest.mark.behaviour("micro_batches")

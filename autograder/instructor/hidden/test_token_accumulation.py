@@ -5,7 +5,7 @@ import random
 import pytest
 import torch
 
-from autograder.checks.expect import number, shown, tensor_list_diff, token_batch_of_lengths
+from autograder.checks.expect import has_nan, number, shown, tensor_list_diff, token_batch_of_lengths
 from autograder.instructor.oracles import full_batch_token_grads, model_values
 from autograder.instructor.hidden import memory
 
@@ -36,9 +36,12 @@ def test_matches_full_batch(student, lengths, micro, ignore_index, masked, stale
     """Matches one float64 backward over every counted token, whatever the lengths and the split"""
     inputs, targets = batch(lengths, ignore_index, masked, seed=len(lengths) * 7 + micro)
     got = student.run("token_accumulation", model=LM64, inputs=inputs, targets=targets, micro_batch_size=micro,
-                      ignore_index=ignore_index, stale_grads=stale)
+                      ignore_index=ignore_index, stale_grads=stale, at_most=micro)
     assert got["raised"] is None, (f"{got['call']} raised {got['raised']['type']}: {got['raised']['message']}; "
                                    "the batch has counted tokens, so it should not raise.")
+    assert not has_nan(got["grads"]), (
+        f"{got['call']} called the model on more than {micro} sequences at once (batches of {got['batches']}): the "
+        "graded model's first layer returns NaN for such a call, and the gradients came back NaN.")
     want, value = full_batch_token_grads(LM64, inputs, targets, ignore_index)
     diff, where = tensor_list_diff(got["grads"], want, got["names"])
     counts = [int(n) for n in (targets != ignore_index).sum(dim=1)]
@@ -72,11 +75,15 @@ def test_float32_model_matches_reference(student, reference):
 def test_weights_are_not_changed(student):
     """Only gradients change: the weights stay as they were"""
     inputs, targets = batch([4, 9, 2], -100, 0, seed=8)
-    got = student.run("token_accumulation", model=LM64, inputs=inputs, targets=targets, micro_batch_size=2)
+    got = student.run("token_accumulation", model=LM64, inputs=inputs, targets=targets, micro_batch_size=2,
+                      twice=True)
     assert got["raised"] is None, f"{got['call']} raised {got['raised']['type']}: {got['raised']['message']}."
-    diff, where = tensor_list_diff(got["values"], model_values(LM64), got["names"])
-    assert diff == 0, (f"{got['call']} changed the weights ({where} moved by {diff:.3g}); it computes gradients "
-                       "only, the optimizer steps elsewhere.")
+    diff, where = tensor_list_diff(got["weights"], model_values(LM64), got["names"])  # as the probe saw them
+    again, where_again = tensor_list_diff(got["grads_again"], got["grads"], got["names"])
+    assert diff == 0 and again < 1e-9, (
+        f"{got['call']} changed the weights ({where or where_again} moved): called a second time on the same batch, "
+        f"its gradients differ from the first call's by {again:.3g}. It computes gradients only, the optimizer "
+        "steps elsewhere.")
 
 
 @pytest.mark.behaviour("empty_batch")
@@ -87,7 +94,8 @@ def test_empty_batch_raises_value_error(student, ignore_index):
     targets = torch.full((4, 5), ignore_index, dtype=torch.long)
     got = student.run("token_accumulation", model=LM64, inputs=inputs, targets=targets, micro_batch_size=3,
                       ignore_index=None if ignore_index == -100 else ignore_index)
-    assert got["raised"] is not None and got["value_error"], (
+    # that the call returned nothing is a value (none came back); which exception it raised, a report
+    assert "returned" not in got and got["raised"] is not None and got["value_error"], (
         f"{got['call']} with every target equal to ignore_index should raise ValueError, but it "
         + (f"returned {shown(got['returned'])}." if got["raised"] is None else
            f"raised {got['raised']['type']}: {got['raised']['message']}."))

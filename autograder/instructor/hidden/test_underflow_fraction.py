@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from autograder.checks.expect import log_uniform, max_abs_diff, number, shown
+from autograder.checks.expect import kind, log_uniform, max_abs_diff, number, shown
 
 RANDOM = [
     pytest.param("float32", None, -40, 4, id="float32 values, default dtype"),
@@ -100,17 +100,22 @@ def test_matrix_input_and_zeros(student, reference):
 
 @pytest.mark.behaviour("any_shape_input_kept")
 def test_input_is_not_modified(student):
-    """Leaves its input unchanged"""
+    """Leaves its input unchanged: called again on the same tensor, it gives the same answer"""
     values = log_uniform(50, -40, 3, seed=9)
     values[::7] = float("nan")
-    got = student.run("underflow_fraction", values=values)
-    assert max_abs_diff(got["input_after"], values) == 0, (
-        "underflow_fraction changed the tensor it was given; work on a copy or a cast.")
+    got = student.run("underflow_fraction", values=values, twice=True)
+    first, again = number(got["result"]), number(got["again"])
+    changed = max_abs_diff(got["input_after"], values) != 0  # what the probe saw of the tensor: it only lowers
+    assert again == first and not changed, (
+        "underflow_fraction changed the tensor it was given"
+        + (f": called again on the same tensor it returned {shown(got['again'])} instead of {shown(got['result'])}, "
+           "so code that reuses the tensor afterwards sees other values" if again != first else "")
+        + "; work on a copy or a cast.")
 
 
 @pytest.mark.behaviour("python_float")
 def test_returns_float_when_everything_underflows(student):
     """Returns the Python float 1.0 when every nonzero value underflows"""
     got = student.run("underflow_fraction", values=torch.full((5,), 2.0**-40))
-    assert got["result"]["type"] == "float" and got["result"]["value"] == 1.0, (
+    assert kind(got["result"]) == "float" and got["result"]["value"] == 1.0, (
         f"underflow_fraction(five values of 2^-40) should be the float 1.0, but it returned {shown(got['result'])}.")

@@ -24,10 +24,21 @@ def test_max_abs_diff_can_round_the_expected_value_first():
 def test_number_and_shown_read_described_values():
     assert expect.number({"type": "Tensor", "value": torch.tensor(0.25)}) == 0.25
     assert expect.number({"type": "str", "value": "0.25"}) is None
-    assert expect.shown({"type": "Tensor", "dtype": "float16", "value": torch.zeros(2, 3)}) == \
+    assert expect.shown({"type": "Tensor", "dtype": "float16", "value": torch.zeros(2, 3, dtype=torch.float16)}) == \
         "a float16 tensor of shape (2, 3)"
-    assert expect.shown({"type": "tuple", "length": 1, "items": [{"type": "int", "value": 3}]}) == "(3,)"
+    assert expect.shown({"type": "tuple", "length": 1, "items": ({"type": "int", "value": 3},)}) == "(3,)"
     assert expect.shown({"type": "Widget"}) == "an object of type Widget"
+
+
+def test_a_type_is_read_from_the_value_that_came_back_not_from_the_probes_word():
+    """The probe's "type" and "dtype" are reports (checks/answers.py): a tensor said to be a float is a tensor."""
+    assert expect.kind({"type": "float", "value": torch.tensor(0.25)}) == "Tensor"
+    assert expect.kind({"type": "bool", "value": 1}) == "int"
+    assert expect.kind({"type": "tuple", "items": [{"type": "float", "value": 1.0}], "length": 1}) == "list"
+    assert expect.kind({"type": "float", "value": None}) == "NoneType"
+    assert expect.kind({"type": "generator", "value": None}) == "generator"
+    assert expect.shown({"type": "Tensor", "dtype": "float32", "value": torch.zeros(2, dtype=torch.bfloat16)}) == \
+        "a bfloat16 tensor of shape (2,)"
 
 
 def test_tensor_list_diff_names_where_the_lists_differ():

@@ -50,6 +50,15 @@ def test_the_recording_layer_sees_each_forward_call_batch():
     assert sizes == [3, 5]
 
 
+def test_a_first_layer_given_at_most_returns_nan_beyond_it_and_the_model_otherwise():
+    model, sizes = harness.recorded_model({"arch": "mlp", "sizes": [4, 5, 2], "seed": 1}, at_most=3)
+    plain = harness.build_model({"arch": "mlp", "sizes": [4, 5, 2], "seed": 1})
+    x = torch.randn(8, 4)
+    assert torch.equal(model(x[:3]), plain(x[:3])) and bool(model(x[3:]).isnan().all())
+    assert sizes == [3, 5]
+    assert type(harness.describe((1, 2))["items"]) is tuple and type(harness.describe([1, 2])["items"]) is list
+
+
 def test_leaves_are_copies_with_their_gradients():
     value, grad = torch.ones(2), torch.full((2,), 3.0)
     leaf, bare = harness.make_leaves([value, value], [grad, None], torch.float16)

@@ -63,3 +63,49 @@ def test_in_the_sandbox_the_files_run_in_one_namespace_and_import_nothing_of_the
     values = torch.tensor([1e-8, 1.0, 2.0**-30])
     obs = namespace["run"](reference_namespace(), "underflow_fraction", {"values": values, "dtype": "float16"})
     assert obs["status"] == "ok" and obs["result"]["value"] == oracle_fraction(values, torch.float16)
+
+
+class InPlace:
+    scale = 4.0
+
+    def unscale_(self, params):
+        for p in params:
+            if p.grad is not None:
+                p.grad.div_(self.scale)
+        return False
+
+
+class OutOfPlace(InPlace):
+    def unscale_(self, params):
+        for p in params:
+            if p.grad is not None:
+                p.grad = p.grad / self.scale
+        return False
+
+
+def test_unscale_in_place_shows_in_the_gradient_buffer_the_caller_holds():
+    grads = [torch.tensor([8.0, -4.0]), None, torch.tensor([2.0])]
+    spec = {"cls": "S", "values": [torch.ones(2), torch.ones(2), torch.ones(1)], "grads": grads}
+    for scaler, held_divided in ((InPlace, True), (OutOfPlace, False)):
+        obs = probes.run({"S": scaler}, "loss_scaler", spec)
+        assert [None if g is None else g.tolist() for g in obs["grads"]] == [[2.0, -1.0], None, [0.5]]
+        want = [None if g is None else (g / 4 if held_divided else g).tolist() for g in grads]
+        assert [None if g is None else g.tolist() for g in obs["held_grads"]] == want, scaler.__name__
+
+
+def test_a_model_handed_more_than_at_most_examples_gives_nan():
+    """The probe's gate: the same code's gradients are NaN only where it calls the model on more at once."""
+    model = {"arch": "mlp", "sizes": [3, 4, 2], "seed": 0, "dtype": "float64"}
+    inputs, targets = torch.randn(6, 3, dtype=torch.float64), torch.tensor([0, 1, 0, 1, 1, 0])
+
+    def whole(net, loss_fn, x, y, micro):
+        net.zero_grad()
+        loss = loss_fn(net(x), y)
+        loss.backward()
+        return loss.item()
+    spec = dict(model=model, inputs=inputs, targets=targets, loss="cross_entropy", micro_batch_size=2)
+    for fn, nan in ((whole, True), (reference_namespace()["accumulate_gradients"], False)):
+        obs = probes.run({"accumulate_gradients": fn}, "accumulate_gradients", {**spec, "at_most": 2})
+        free = probes.run({"accumulate_gradients": fn}, "accumulate_gradients", spec)
+        assert any(bool(g.isnan().any()) for g in obs["grads"]) == nan
+        assert not any(bool(g.isnan().any()) for g in free["grads"])

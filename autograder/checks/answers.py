@@ -1,0 +1,94 @@
+"""What each field of a probe's answer is, declared once: a value the student's code computed, or a report the
+probe made about the objects it handed over.
+
+A probe runs in the student's process, which the student's code can read and write whole: whatever the probe
+observes there (whether two tensors share memory, a dtype's name, a flag, the calls and batch sizes a layer
+recorded, which exception was raised) could be rewritten without doing the work. Only values decide points:
+tensors and numbers the student's code must compute, compared here with an oracle on inputs the fork sees only
+when they arrive. A check may still fail on a report, for a clearer message; a report never makes one pass.
+The tests hold this (tests/test_reports.py): with every report rewritten to a correct answer's (`forged`, the
+fault hook backends.FORGE_REPORTS switches on in the grader), no behaviour's score rises but the small shares
+named in SMALL_SHARES, where no value can tell.
+
+Runs in the checking process only; imports nothing but the standard library.
+"""
+import copy
+from typing import Literal
+
+Kind = Literal["value", "report", "words", "measured"]
+
+FIELDS: dict = {
+    # words about the call, for messages only: what was called, where it raised
+    "status": "words", "call": "words", "name": "words", "message": "words", "where": "words", "names": "words",
+    # values: what the student's code returned, or left in the objects the probe handed it, read back as it
+    # is (a tensor in its own dtype, a float as a float); forging one means computing it
+    "result": "value", "again": "value", "returned": "value", "answer": "value", "value": "value",
+    "items": "value", "scale": "value", "scales": "value", "other_scales": "value", "scale_after": "value",
+    "scaled_loss": "value", "weight_grad": "value", "found_inf": "value", "grads": "value",
+    "held_grads": "value", "alone": "value", "beside": "value", "masters": "value",
+    "after_model_changed": "value", "updated": "value", "model_grads": "value", "master_grads": "value",
+    "master_grads_after_model_changed": "value", "values": "value", "masters_after": "value",
+    "masters_after_model_changed": "value", "steps": "value", "model": "value", "state": "value",
+    "grads_again": "value", "gated": "value",
+    # the optimizer's own state, by torch's names: values of the steps the code took
+    "momentum_buffer": "value", "step": "value", "exp_avg": "value", "exp_avg_sq": "value",
+    # reports: what the probe observed about the objects, which a correct answer would report alike
+    "type": "report", "dtype": "report", "subclass": "report", "length": "report", "device": "report",
+    "shape": "report", "is_leaf": "report", "requires_grad": "report", "shares_memory": "report",
+    "same_objects": "report", "same_grad_objects": "report", "model_kept": "report", "model_dtypes": "report",
+    "model_devices": "report", "master_grad_dtypes": "report", "dtypes_kept": "report", "leaves": "report",
+    "batches": "report", "batches_seen": "report", "update_calls": "report", "raised": "report",
+    "value_error": "report", "input_after": "report", "weights": "report",
+    # measured by the grader, outside the sandbox (the memory cgroup): never in the student's reach
+    "memory": "measured",
+}
+
+# (item, behaviour): where no value can tell, the share of the item that rests on a report (README, "What is
+# left to the guard"); the fault hook may raise these, and only these
+SMALL_SHARES: dict = {
+    ("token_accumulation", "empty_batch"): "that the call raised and returned nothing is a value (none came back); "
+                                           "which exception it raised, ValueError or another, only the process sees",
+    ("underflow_fraction", "any_shape_input_kept"): "a change to the input that the function's own second answer on "
+                                                    "it does not show is seen only in the process",
+}
+
+
+def kind(key: str) -> Kind:
+    """What a field is; a field the declaration does not name counts as a report (tests/test_reports.py
+    fails on it)."""
+    return FIELDS.get(key, "report")
+
+
+def forged(answer, correct):
+    """`answer` with every report in it replaced by the report at the same place in `correct` (the reference's
+    answer to the same request): what the checks would read if the student's code rewrote every report to a
+    correct one. Values and words are left as they are; reports a correct answer makes and this one lacks
+    are added (a list longer than the correct one takes its last element's)."""
+    if isinstance(answer, dict) and isinstance(correct, dict):
+        out = {}
+        for key, value in answer.items():
+            if kind(key) == "report":
+                out[key] = copy.deepcopy(correct.get(key, value))
+            else:
+                out[key] = forged(value, correct.get(key)) if kind(key) == "value" else value
+        out.update({key: copy.deepcopy(value) for key, value in correct.items()
+                    if key not in answer and kind(key) == "report"})
+        return out
+    if isinstance(answer, (list, tuple)) and isinstance(correct, (list, tuple)) and correct:
+        return type(answer)(forged(a, correct[min(i, len(correct) - 1)]) for i, a in enumerate(answer))
+    return answer
+
+
+def fields(answer, inside: str = "") -> list:
+    """(field, the field it sits in, its value) for every field of an answer that its kind lets the checks
+    look into: the fields of values, not those inside reports or measurements."""
+    found = []
+    if isinstance(answer, dict):
+        for key, value in answer.items():
+            found.append((key, inside, value))
+            if kind(key) in ("value", "words"):
+                found += fields(value, key)
+    elif isinstance(answer, (list, tuple)):
+        for value in answer:
+            found += fields(value, inside)
+    return found
