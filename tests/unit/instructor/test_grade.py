@@ -38,12 +38,17 @@ def test_the_grader_fingerprint_changes_when_a_check_changes(tmp_path, monkeypat
     for notebook in solution_notebooks(root):
         (copy / notebook.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(notebook, copy / notebook.relative_to(root))
-    monkeypatch.setattr(grade, "ROOT", copy)
-    before = grade.grader_fingerprint()
-    assert grade.grader_fingerprint() == before
+    monkeypatch.setattr(grade, "PACKAGE_DIR", copy / PACKAGE_DIR.name)
+    before = grade.grader_fingerprint(copy)
+    assert grade.grader_fingerprint(copy) == before
     check = copy / CHECKS_DIR.relative_to(root) / f"test_{AUTO_ITEMS[0].id}.py"
     check.write_text(check.read_text() + "\n# a changed check\n")
-    assert grade.grader_fingerprint() != before
+    after = grade.grader_fingerprint(copy)
+    assert after != before
+    # the course's reference is the course's own, wherever the package is: its solutions change it too
+    notebook = copy / solution_notebooks(root)[0].relative_to(root)
+    notebook.write_bytes(notebook.read_bytes().replace(b'"cells"', b'"cells" ', 1))
+    assert grade.grader_fingerprint(copy) != after
 
 
 class _Page(HTMLParser):
