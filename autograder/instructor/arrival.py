@@ -100,6 +100,8 @@ def lateness(info: dict, student: str, settings: Settings) -> dict:
     """grades.json's "submission" block: {"time", "source", "due", "late_seconds", "penalty"} (and "flags" when
     something needs a person's eye), from the record's `info` (arrival) and the course's settings now."""
     info = info if isinstance(info, dict) else {}
+    if settings.exchange_timestamps and info.get("source") != "exchange" and info.get("claimed"):
+        info = {**info, "time": info["claimed"], "source": "authenticated"}  # written by ngshare's server, say
     due = settings.due_for(student)
     time = _time(info.get("time"))
     claimed = _time(info.get("claimed"))
@@ -114,7 +116,7 @@ def lateness(info: dict, student: str, settings: Settings) -> dict:
         block["late_seconds"] = 0.0
     elif time is None:
         flags.append("no time the student cannot write: lateness unknown")
-    elif info.get("source") == "exchange" or time <= due:
+    elif info.get("source") in ("exchange", "authenticated") or time <= due:
         block["late_seconds"] = max(0.0, round((time - due).total_seconds(), 1))
     elif claimed and claimed > due:  # collected after the due date, and the student's own time says late too
         block["late_seconds"] = round((min(claimed, time) - due).total_seconds(), 1)
@@ -132,6 +134,7 @@ SOURCES = {
     "exchange": "the exchange's inbound folder (its change time), recorded by `python -m autograder collect`",
     "collected": "when the submission was collected (its folder's change time): nbgrader collect keeps no "
                  "time the student cannot write",
+    "authenticated": "timestamp.txt, as an authenticated exchange wrote it (course.toml: exchange_timestamps)",
     "none": "no time recorded",
 }
 

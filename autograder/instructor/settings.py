@@ -80,6 +80,7 @@ class Settings:
     extensions: dict = field(default_factory=dict)       # student -> their own due date (aware, UTC)
     clock_tolerance: timedelta = timedelta(minutes=2)    # timestamp.txt against the time that counts
     instructors_group: str = ""                          # "" : the instructor alone (700)
+    exchange_timestamps: bool = False                    # timestamp.txt is written by an authenticated exchange
 
     def due_for(self, student: str):
         """The student's due date, their extension included (None when the course has none)."""
@@ -114,7 +115,7 @@ def read_settings(root: Path) -> Settings:
 def settings_from(data: dict) -> Settings:
     submission, access = data.get("submission", {}), data.get("access", {})
     known = {"due", "grace_minutes", "late_penalty_points", "late_penalty_period", "late_penalty_max",
-             "clock_tolerance_seconds", "extensions"}
+             "clock_tolerance_seconds", "extensions", "exchange_timestamps"}
     unknown = sorted(set(submission) - known) + sorted(f"access.{k}" for k in set(access) - {"instructors_group"})
     if unknown:
         raise CourseError(f"{SETTINGS_FILE}: unknown setting {', '.join(unknown)}; the settings are "
@@ -127,6 +128,8 @@ def settings_from(data: dict) -> Settings:
     for key, value in numbers.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise CourseError(f"{SETTINGS_FILE}: {key} = {value!r}: it is a number of at least 0")
+    if not isinstance(submission.get("exchange_timestamps", False), bool):
+        raise CourseError(f"{SETTINGS_FILE}: exchange_timestamps is true or false")
     due = submission.get("due") or None
     extensions = submission.get("extensions", {})
     if not isinstance(extensions, dict):
@@ -138,4 +141,5 @@ def settings_from(data: dict) -> Settings:
         penalty_max=float(numbers["late_penalty_max"]),
         extensions={str(s): parse_time(t, f"extensions.{s}") for s, t in extensions.items()},
         clock_tolerance=timedelta(seconds=numbers["clock_tolerance_seconds"]),
-        instructors_group=str(access.get("instructors_group", "")))
+        instructors_group=str(access.get("instructors_group", "")),
+        exchange_timestamps=submission.get("exchange_timestamps", False))

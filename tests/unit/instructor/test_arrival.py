@@ -98,3 +98,12 @@ def test_without_collects_record_the_folders_change_time_bounds_it(tmp_path):
     changed = datetime.fromisoformat(got["time"].replace("Z", "+00:00"))
     assert abs((changed - datetime.now(timezone.utc)).total_seconds()) < 60  # the change time: now, not 1970
     assert got["claimed"] == "2026-12-10T05:10:00Z"
+
+
+def test_an_authenticated_exchanges_timestamp_counts_only_when_the_course_says_so():
+    info = {"time": at(90), "source": "collected", "claimed": at(10)}
+    trusting = settings_from({"submission": {"due": iso(DUE), "exchange_timestamps": True}})
+    assert lateness(info, "bob", trusting)["late_seconds"] == 600 and "authenticated" in lateness(info, "bob", trusting)["source"]
+    assert lateness(info, "bob", SETTINGS)["late_seconds"] == 600  # by default: the student's own late time
+    early = {"time": at(90), "source": "collected", "claimed": at(-10)}
+    assert lateness(early, "bob", trusting)["late_seconds"] == 0 and lateness(early, "bob", SETTINGS)["late_seconds"] is None
