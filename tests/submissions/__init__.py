@@ -338,6 +338,7 @@ def _all_variants() -> dict:
     from .hostile_decoding import HOSTILE_DECODING
     from .hostile_guard import HOSTILE_GUARD
     from .hostile_html import HOSTILE_HTML
+    from .hostile_leak import HOSTILE_LEAK
     from .hostile_oracle import HOSTILE_ORACLE
     from .honest import HONEST
     from .hostile_reading import HOSTILE_READING
@@ -352,7 +353,7 @@ def _all_variants() -> dict:
                   Variant("stub", "stub", doc="the released student notebook, untouched"),
                   *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *HOSTILE_DECODING, *HOSTILE_ORACLE, *REALISTIC,
                   *HOSTILE_HTML, *HOSTILE_REDTEAM, *HONEST, *HOSTILE_READING, *HOSTILE_ROUND5, *MAGICS, *CONTRACT_BUGS, *REDTEAM_ROUND6,
-                  *GPU]
+                  *GPU, *HOSTILE_LEAK]
     by_name = {}
     for v in everything:
         if v.name in by_name:
