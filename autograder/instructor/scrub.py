@@ -11,8 +11,12 @@ encodings, and a text that holds any is replaced, whole, by a notice (text.WITHH
 * bytecode: 8 bytes in a row of a reference code object's co_code (4 distinct values or more: not a run of
   zeros), written as hex, base64, a bytes repr or a list of numbers;
 * disassembly: two or more of dis's instruction names;
-* names and constants: three quoted names of the reference's code that the student notebook never uses
-  (co_names, co_varnames: a repr of those tuples), or one of its string constants that the notebook lacks.
+* names and constants: a quoted name of the reference's code that neither the student notebook nor torch's
+  API uses (co_names, co_varnames: a repr of those tuples), or one of its string constants that the notebook
+  lacks.
+
+What is public is left alone: a line or name that the student notebook, the checks (visible and hidden, whose
+messages quote their own hints) or the rubric's descriptions hold is no secret.
 
 This is defence in depth: feedback is not released to students before the last due date has passed
 (release_feedback.py), since no search can find every encoding.
@@ -37,7 +41,7 @@ GRAM = 8
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 HEX_RUN = re.compile(r"(?:[0-9a-fA-F]{2}[\s:,-]?){8,}")
 B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{12,}={0,2}")
-ESCAPES = re.compile(r"(?:\\x[0-9a-fA-F]{2}|\\[nrt0\\'\"]|[ -~]){8,}")
+ESCAPES = re.compile(r"(?:\\x[0-9a-fA-F]{2}|\\[nrt0\\'\"]|[ -\[\]-~]){8,}")  # a lone backslash ends a run
 NUMBERS = re.compile(r"(?:\b\d{1,3}\b[\s,]+){8,}")
 OPNAMES = frozenset(name for name in dis.opname if not name.startswith("<") and "_" in name)
 QUOTED = re.compile(r"""['"]([A-Za-z_][A-Za-z0-9_]*)['"]""")
@@ -62,16 +66,24 @@ def _code_objects(code):
             yield from _code_objects(const)
 
 
-def secrets_of(sources: list, student_text: str) -> Secrets:
-    """The reference's secrets from its stand-in sources, less what the student notebook (`student_text`)
-    holds anyway."""
-    known_lines = {_normal(line) for line in student_text.splitlines()}
-    known_words = set(WORD.findall(student_text)) | set(dir(builtins)) | set(keyword.kwlist)
+def public_words() -> set:
+    """Names anyone may quote: Python's builtins and keywords, and the API of torch's tensors, modules and
+    optimizers (a message about the student's own code names them)."""
+    import torch
+    api = set(dir(torch)) | set(dir(torch.Tensor)) | set(dir(torch.nn.Module)) | set(dir(torch.optim.Optimizer))
+    return api | set(dir(builtins)) | set(keyword.kwlist)
+
+
+def secrets_of(sources: list, public_text: str) -> Secrets:
+    """The reference's secrets from its stand-in sources, less what `public_text` (the student notebook, the
+    checks, the rubric) holds anyway."""
+    public_flat = _normal(public_text)
+    known_words = set(WORD.findall(public_text)) | public_words()
     lines, grams, names, strings = set(), set(), set(), set()
     for source in sources:
         for line in source.splitlines():
             line = _normal(line)
-            if len(line) >= MIN_LINE and line not in known_lines:
+            if len(line) >= MIN_LINE and line not in public_flat:
                 lines.add(line)
         try:
             top = compile(ast.parse(source), "<reference>", "exec")
@@ -80,22 +92,28 @@ def secrets_of(sources: list, student_text: str) -> Secrets:
         for code in _code_objects(top):
             raw = code.co_code
             grams.update(raw[i:i + GRAM] for i in range(len(raw) - GRAM + 1) if len(set(raw[i:i + GRAM])) >= 4)
-            names.update(n for n in code.co_names + code.co_varnames if n not in known_words and len(n) > 2)
-            strings.update(c for c in code.co_consts if isinstance(c, str) and len(c) >= 8 and c not in student_text)
+            names.update(n for n in code.co_names + code.co_varnames
+                         if n not in known_words and len(n) > 2 and not n.startswith("__"))
+            strings.update(c for c in code.co_consts if isinstance(c, str) and len(c) >= 8 and c not in public_text)
     return Secrets(tuple(sorted(lines)), frozenset(grams), frozenset(names), tuple(sorted(strings)))
 
 
 @functools.lru_cache(maxsize=4)
 def reference_secrets(root: Path) -> Secrets:
-    """The secrets of the course's reference (its stand-in units), against its student notebook."""
+    """The secrets of the course's reference (its stand-in units), against what is public: its student notebook,
+    the checks' files and the rubric's descriptions."""
+    from ..items import CHECKS_DIR, HIDDEN_DIR
+    from ..rubric import RUBRIC
     from .reference import stand_in_units
     units = stand_in_units(Path(root))["units"]
     try:
         nb = json.loads((Path(root) / "lessons" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
-        student = "\n".join("".join(c.get("source", "")) for c in nb.get("cells", []))
+        public = ["".join(c.get("source", "")) for c in nb.get("cells", [])]
     except (OSError, ValueError):
-        student = ""
-    return secrets_of([u["source"] for u in units], student)
+        public = []
+    public += [path.read_text() for folder in (CHECKS_DIR, HIDDEN_DIR) for path in sorted(folder.glob("*.py"))]
+    public += [b.text for behaviours in RUBRIC.values() for b in behaviours]
+    return secrets_of([u["source"] for u in units], "\n".join(public))
 
 
 def _decoded(text: str):
@@ -139,7 +157,7 @@ def leak(text: str, secrets: Secrets) -> str:
         return "names"
     if len(set(WORD.findall(text)) & OPNAMES) >= 2:
         return "disassembly"
-    if len({q for q in QUOTED.findall(text)} & secrets.names) >= 3:
+    if set(QUOTED.findall(text)) & secrets.names:
         return "names"
     for data in _decoded(text):
         if any(data[i:i + GRAM] in secrets.grams for i in range(len(data) - GRAM + 1)):

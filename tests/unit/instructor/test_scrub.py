@@ -83,3 +83,14 @@ def test_a_result_is_scrubbed_in_every_text_that_came_from_the_sandbox():
     assert outcomes[0].message == WITHHELD and outcomes[1].message == "returned 2.0, expected 1.0"
     assert result.reason == WITHHELD and result.items[item.id].review == [WITHHELD]
     assert result.problems[0]["message"] == WITHHELD and result.problems[0]["where"] == "x = 1"
+
+
+def test_a_bytes_repr_cut_inside_an_escape_with_text_after_it_is_found():
+    """A message clipped in the middle of an escape, then the location the grader appends after it."""
+    text = "raised ValueError: " + repr(CODE)[300:][:380] + "\\x0... (line 25 in accumulate_token_gradients():"
+    assert leak(text, SECRETS) == "bytecode"
+
+
+def test_a_quoted_local_name_of_the_reference_is_found_and_torchs_own_names_are_not():
+    assert leak("raised ValueError: ('model', 'inputs', 'total_loss', 'start')", SECRETS) == "names"
+    assert leak("AttributeError: 'NoneType' object has no attribute 'detach'", SECRETS) == ""
