@@ -256,20 +256,7 @@ def partial_summary(item_id: str, passing: int, checked: int, earned: float, pos
 
 # ---- The top of the feedback page: when the submission counts as submitted (instructor/announce.py) ----
 
-def duration(seconds: float) -> str:
-    """A lateness for people: 40 s, 33 min, 5 h 12 min, 2 days 3 h."""
-    seconds = int(round(seconds))
-    if seconds < 60:
-        return f"{seconds} s"
-    minutes, hours = seconds // 60, seconds // 3600
-    if hours < 1:
-        return f"{minutes} min"
-    if hours < 48:
-        return f"{hours} h {minutes % 60} min"
-    return f"{hours // 24} days {hours % 24} h"
-
-
-def submission_note(block: dict) -> str:
+def submission_line(block: dict) -> str:
     """The feedback page's first line, from grades.json's "submission" block ("" where there is no due date)."""
     if not block.get("due"):
         return ""
@@ -506,7 +493,7 @@ def submission_note(submission) -> str:
         parts.append(f"submitted {_utc(submission['time'])}")
     late = submission.get("late_seconds")
     if isinstance(late, (int, float)) and not isinstance(late, bool):
-        parts.append(f"{_duration(late)} late" if late > 0 else "on time")
+        parts.append(f"{duration(late)} late" if late > 0 else "on time")
     elif parts:
         parts.append("lateness unknown")
     penalty = submission.get("penalty")
@@ -525,7 +512,8 @@ def _utc(stamp) -> str:
     return when.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """A lateness for people: 40 s, 33 min, 1 h 5 min, 2 d 3 h."""
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     days, hours = divmod(hours, 24)

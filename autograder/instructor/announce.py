@@ -1,5 +1,5 @@
 """AnnounceSubmission: a GenerateFeedback step that opens the feedback page with when the submission counts as
-submitted, how late it was and what that cost (text.submission_note, from arrival.lateness), as left in the
+submitted, how late it was and what that cost (text.submission_line, from arrival.lateness), as left in the
 grading's sink by the pipeline or by handback. Nothing is added where there is no due date."""
 from nbformat.v4 import new_markdown_cell
 from nbgrader.preprocessors import NbGraderPreprocessor

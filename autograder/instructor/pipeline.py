@@ -33,7 +33,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 
 
 from ..items import ASSIGNMENT
-from ..text import NO_RESULTS, autograde_refused, clip, gradebook_error, no_feedback, submission_note
+from ..text import NO_RESULTS, autograde_refused, clip, gradebook_error, no_feedback, submission_line
 from .announce import AnnounceSubmission
 from .answers import answer_hashes, hand_scores, keep_hand_scores
 from .arrival import lateness
@@ -127,7 +127,7 @@ def leave_note(cfg, record: StudentRecord, total: float) -> float:
     block = lateness(record.submission, record.student, course_settings(cfg))
     block["penalty"] = round(min(block["penalty"], total), 4)
     record_penalties(cfg.CourseDirectory.db_url, {record.student: block["penalty"]})
-    sink_of(cfg).note((record.student, ASSIGNMENT), submission_note(block))
+    sink_of(cfg).note((record.student, ASSIGNMENT), submission_line(block))
     return block["penalty"]
 
 

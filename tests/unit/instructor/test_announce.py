@@ -4,7 +4,7 @@ import nbformat
 
 from autograder.instructor.announce import AnnounceSubmission
 from autograder.instructor.sink import ResultSink
-from autograder.text import submission_note
+from autograder.text import submission_line
 from tests.helpers import STUDENT_NB
 
 
@@ -16,7 +16,7 @@ def test_the_note_opens_the_page_once():
     sink, nb = ResultSink(), nbformat.read(str(STUDENT_NB), as_version=4)
     cells = len(nb.cells)
     block = {"time": "2026-12-10T06:03:00Z", "due": "2026-12-10T05:30:00Z", "late_seconds": 1980.0, "penalty": 1.0}
-    sink.note(("ada", "lesson20"), submission_note(block))
+    sink.note(("ada", "lesson20"), submission_line(block))
     step = AnnounceSubmission(sink=sink)
     nb, _ = step.preprocess(nb, resources())
     assert len(nb.cells) == cells + 1
@@ -28,5 +28,5 @@ def test_the_note_opens_the_page_once():
 
 def test_without_a_due_date_nothing_is_said():
     sink, nb = ResultSink(), nbformat.read(str(STUDENT_NB), as_version=4)
-    sink.note(("ada", "lesson20"), submission_note({"time": "2026-12-10T06:03:00Z", "due": None}))
+    sink.note(("ada", "lesson20"), submission_line({"time": "2026-12-10T06:03:00Z", "due": None}))
     assert len(AnnounceSubmission(sink=sink).preprocess(nb, resources())[0].cells) == len(nb.cells)
