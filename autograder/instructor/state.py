@@ -15,7 +15,6 @@ from typing import Literal, Optional
 
 from ..text import NOT_IMPLEMENTED, clip
 from .files import write_atomic
-from .staging import usable_id
 
 
 # how grading a student ended: a notebook's status (grading.NotebookStatus: "graded", "failed", "timeout",
@@ -88,11 +87,19 @@ def failure_messages(failures: list) -> list:
 
 
 def state_path(out: Path, student: str) -> Path:
-    """OUT/state/<student>.json; a folder name that is no usable id (too long, odd characters) gets a file named
-    by its hash, which any file system holds (the record names the folder)."""
-    if usable_id(student):
+    """OUT/state/<student>.json; a folder name that no file name can hold (too long, a slash, or one that would be
+    taken for a refused folder's) gets a file named by its hash, which any file system holds (the record names the
+    folder)."""
+    if holdable(student):
         return Path(out) / "state" / f"{student}.json"
-    return Path(out) / "state" / f"{REFUSED_PREFIX}{hashlib.sha256(student.encode('utf-8', 'surrogateescape')).hexdigest()[:24]}.json"
+    digest = hashlib.sha256(student.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return Path(out) / "state" / f"{REFUSED_PREFIX}{digest}.json"
+
+
+def holdable(name: str) -> bool:
+    """Whether `name`.json (and the `.<name>.json.<pid>.part` written first) is a file name on any file system."""
+    return (len(name.encode("utf-8", "surrogateescape")) <= 200 and not set(name) & {"/", "\0"}
+            and name not in (".", "..") and not name.startswith(REFUSED_PREFIX))
 
 
 REFUSED_PREFIX = "~refused-"  # state files of folders whose name is no usable id

@@ -1,4 +1,4 @@
-"""The README's instructor checklist as a course runs it: an instructor who is not root and three students, each a
+"""The README's instructor checklist as a course runs it: an instructor who is not root and four students, each a
 Unix user, each command run by the user who would run it, through nbgrader's exchange folder.
 
 release -> fetch -> edit -> submit -> collect -> grade (refused: protections, then files others can read; then
@@ -21,6 +21,7 @@ from tests.integration.unix_users import NEEDS_USERS, PYTHON, Users, checkout, e
 
 pytestmark = [pytest.mark.slow, *NEEDS_USERS]
 BUGGY = "underflow_threshold"  # a mistake in underflow_fraction only
+KEEPS_GRAPHS = "accumulate_one_backward_of_summed_losses"  # 13/14 as root (measured memory), 14/14 before without
 MANUAL_ID, MANUAL_SCORE = "practice_q1", 1.5
 FULL = {i.id: float(i.points) for i in AUTO_ITEMS}
 # the hidden checks that measure the sandbox's memory, which only a memory cgroup (root) allows
@@ -47,9 +48,9 @@ def test_exchange_round_trip():
     users = Users(base)
     try:
         teacher = users.add("instructor", exchange, home_mode="0755")  # Debian's default: a home others can enter
-        right, wrong, idle = (users.add("student", exchange) for _ in range(3))
-        students = {right: "reference", wrong: BUGGY, idle: None}
-        for name in (right, wrong, idle):
+        right, wrong, idle, graphs = (users.add("student", exchange) for _ in range(4))
+        students = {right: "reference", wrong: BUGGY, idle: None, graphs: KEEPS_GRAPHS}
+        for name in students:
             assert mode(users.home(name)) == 0o700, f"{name}'s home is not private"
 
         # the course, as the instructor's own fresh checkout (755/644), its due date in course.toml
@@ -112,12 +113,14 @@ def test_exchange_round_trip():
         assert {i: v for i, v in scores[wrong].items() if i != "underflow_fraction"} == \
             {i: v for i, v in {**FULL, **withheld}.items() if i != "underflow_fraction"}
         assert scores[idle] == dict.fromkeys(FULL, 0.0)
+        # code that keeps every micro-batch's graph alive: not given the memory behaviour it breaks (14/14 before)
+        assert scores[graphs] == scores[right] and rows[graphs]["not_checked"] == MEASURED
         for student in (right, wrong):  # on time: the exchange's own time, before the due date
             assert rows[student]["submission"]["late_seconds"] == 0 and "exchange" in rows[student]["submission"]["source"]
         csv_row = next(line for line in (out / "grades.csv").read_text().splitlines() if line.startswith(right))
         assert all(f"not_checked:{i}" in csv_row for i in MEASURED)
         report = (out / "report.html").read_text()
-        assert "Not checked on this grading machine" in report and "6 items with behaviours not checked" in report
+        assert "Not checked on this grading machine" in report and "9 items with behaviours not checked" in report
 
         # 5. a written answer graded by hand, as formgrader saves it, then the export
         users.run(teacher, PYTHON, "-c", (

@@ -5,7 +5,7 @@ README "No fork holds its own item's reference"). Each variant here reaches thos
 tampering, and raises them, encoded, from the item's own function: the check's message then quotes them, and
 without scrub.py they reached the feedback page. tests/integration/test_reference_leak.py grades them through
 `grade` and searches every feedback page for the reference's code in each encoding; the corpus holds their scores
-(the attacked item earns nothing: its function raises).
+(the attacked item loses its points, but for raising ValueError where a batch has no counted token).
 """
 from . import Replace
 from .hostile import hostile
@@ -48,7 +48,7 @@ def leak(how: str, offset: int = 0) -> str:
 
 
 HOSTILE_LEAK = [
-    hostile(f"leak_reference_{how}" + (f"_from_{offset}" if offset else ""), Replace(ITEM, NAME, leak(how, offset)), expect={ITEM: 0.0},
+    hostile(f"leak_reference_{how}" + (f"_from_{offset}" if offset else ""), Replace(ITEM, NAME, leak(how, offset)), expect={ITEM: "less"},
             doc=f"the token item's function raises the stand-ins' code ({how}{f', from character {offset}' if offset else ''}) "
                 "that its fork holds for the earlier exercises, so that the checks' messages quote it")
     for how in ENCODINGS for offset in ((0, 300) if how != "names" else (0,))

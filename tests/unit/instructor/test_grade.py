@@ -109,3 +109,14 @@ def test_the_pages_lock_is_held_shared_while_the_class_grades(tmp_path, submissi
     grade.grade_class(submission.parent, out, jobs=1, progress=False)
     assert seen == {"exclusive": "blocked", "shared": "got it", "todo": ["ada"]}
     assert attempt(fcntl.LOCK_EX) == "got it"
+
+
+def test_a_collected_folders_change_time_does_not_regrade_but_the_exchanges_record_does(submission):
+    """Copying a class, or the chmod that makes it private, moves every change time: nobody is graded again for
+    that; a new record of collect (another submission set aside, say) is a change."""
+    collected = {"time": "2026-12-10T05:00:00Z", "source": "collected", "claimed": None, "flags": [], "set_aside": []}
+    first = grade.fingerprint(submission, Limits(), "g", collected)
+    assert grade.fingerprint(submission, Limits(), "g", {**collected, "time": "2026-12-11T00:00:00Z"}) == first
+    exchange = {**collected, "source": "exchange"}
+    assert grade.fingerprint(submission, Limits(), "g", {**exchange, "set_aside": [{"reason": "x"}]}) != \
+        grade.fingerprint(submission, Limits(), "g", exchange)
