@@ -305,3 +305,18 @@ def test_a_run_whose_output_is_not_a_terminal_prints_one_line_per_student_and_th
     assert seen["stub"][4] > 1 and seen["x-broken"][4] < 1  # the stub ran in the sandbox; the broken one did not
     assert f"Class report: {out / 'report.html'}" in proc.stdout
     assert "bad id" in (out / "report.html").read_text()
+
+
+def test_a_garbage_or_missing_timestamp_never_fails_a_correct_notebook(tmp_path):
+    """Issue 44: a garbage timestamp.txt beside a correct notebook failed it, 0/14, with `AttributeError:
+    'CourseDirectory' object has no attribute 'fail'`; the time that counts is staged in its place."""
+    from tests.submissions import write_class as write_variants
+    submitted, out = tmp_path / "submitted", tmp_path / "out"
+    write_variants(submitted, ["reference", "reference", "reference"], ["garbage", "none", "binary"])
+    (submitted / "garbage" / ASSIGNMENT / "timestamp.txt").write_text("not a time at all")
+    (submitted / "binary" / ASSIGNMENT / "timestamp.txt").write_bytes(b"\xff\xfe\x00" * 100)
+    grade(submitted, out, "--jobs", "2")
+    rows = json.loads((out / "grades.json").read_text())["students"]
+    assert {s: (r["status"], r["total"]) for s, r in rows.items()} == dict.fromkeys(rows, ("graded", FULL))
+    assert sorted(rows) == ["binary", "garbage", "none"]
+    assert all(r["submission"]["source"].startswith("when the submission was collected") for r in rows.values())
