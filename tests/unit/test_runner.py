@@ -121,10 +121,16 @@ def test_a_check_that_could_not_check_on_this_machine_is_not_checked_never_passe
         def test_skipped(student):
             pytest.skip("not relevant here")
         """)
-    result = run_checks(["q5_answer"], LocalStudent({"Q5_ANSWER": "d"}))["q5_answer"]
+    class Graded(LocalStudent):  # stands for the grader's sandbox, which measures from outside
+        in_process = False
+
+    result = run_checks(["q5_answer"], Graded({"Q5_ANSWER": "d"}))["q5_answer"]
     assert [(o.check, o.passed, o.reason) for o in result.outcomes] == [
         ("test_letter", True, ""), ("test_right", True, ""), ("test_measured", False, "not_checked")]
     judged = {b["id"]: b for b in result.behaviours()}
     assert judged["right_letter"]["not_checked"] and judged["right_letter"]["earned"] == 0.0
     assert not judged["a_letter"]["not_checked"] and judged["a_letter"]["earned"] == 0.1
     assert result.score == 0.1  # the central right_letter's 0.9 is withheld, not capped to half, not given
+    # run in process (the self-check, `check --all`), the measured check waits for grading, as before
+    in_process = run_checks(["q5_answer"], LocalStudent({"Q5_ANSWER": "d"}))["q5_answer"]
+    assert [o.check for o in in_process.outcomes] == ["test_letter", "test_right"] and in_process.score == 1.0
