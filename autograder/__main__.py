@@ -1,4 +1,5 @@
-"""Command line: `python -m autograder {check,release,grade,export,report,similarity} ...` (see --help of each)."""
+"""Command line: `python -m autograder {check,release,collect,grade,export,report,similarity,release_feedback} ...`
+(see --help of each). The instructor commands work on the course in the working folder (or $LESSON20_COURSE)."""
 import argparse
 import sys
 from pathlib import Path
@@ -45,18 +46,61 @@ def cmd_check(args):
     return 0 if result.status == "graded" and all(r.passed == len(r.outcomes) for r in result.items.values()) else 1
 
 
+def _course():
+    """(the course's folder, its settings) for an instructor command; a message naming what is missing else."""
+    from .instructor.settings import CourseError, course_root, read_settings
+    try:
+        root = course_root()
+        return root, read_settings(root)
+    except CourseError as exc:
+        raise SystemExit(str(exc)) from None
+
+
+def _private(settings):
+    """What this command writes from now on is the instructor's (and the instructors' group's): privacy.py."""
+    from .instructor.privacy import set_umask
+    set_umask(settings.instructors_group)
+
+
 def cmd_release(args):
     _instructor("release")
     from .instructor.release import release, stale_files
+    root, settings = _course()
     if args.check:
-        stale = stale_files()
+        stale = stale_files(root)
         if stale:
             print("out of date with solutions/ and the checks: " + ", ".join(stale)
                   + ". Run `python -m autograder release`.")
             return 1
         print("lessons/ and the visible checks' expected values are up to date")
         return 0
-    release()
+    _private(settings)
+    release(root)
+    return 0
+
+
+def cmd_collect(args):
+    _instructor("collect")
+    from nbgrader.apps import CollectApp
+    from nbgrader.exchange.default.exchange import Exchange
+    from .instructor.collect import collect
+    from .instructor.privacy import make_private
+    root, settings = _course()
+    _private(settings)
+    app = CollectApp()  # nbgrader's own configuration: the exchange's root and the course id, as collect finds them
+    app.initialize([])
+    exchange = Path(args.exchange) if args.exchange else Path(Exchange(config=app.config).root)
+    submitted = Path(args.submitted_dir) if args.submitted_dir else root / "submitted"
+    if not submitted.exists():
+        make_private(submitted, settings.instructors_group)
+    try:
+        manifest = collect(exchange, app.coursedir.course_id, submitted)
+    except OSError as exc:
+        raise SystemExit(f"collect: {exc.filename or exchange}: {exc.strerror or exc}") from None
+    aside = sum(len(e["set_aside"]) for e in manifest["students"].values()) + len(manifest["set_aside"])
+    taken = sum(1 for e in manifest["students"].values() if e.get("inbound"))
+    print(f"{taken} students' submissions in {submitted}; {aside} submissions set aside (listed above, and in "
+          f"{submitted / '.collect.json'}).")
     return 0
 
 
@@ -68,8 +112,10 @@ def cmd_grade(args):
         shard = parse_shard(args.shard) if args.shard else None
     except ValueError as exc:
         raise SystemExit(str(exc)) from None
+    root, settings = _course()
     doc = grade_class(args.submitted_dir, args.out, jobs=args.jobs, db_url=args.db_url, limits=_limits(args),
-              students=args.students, shard=shard, progress=not args.quiet, force=args.force)
+              students=args.students, shard=shard, progress=not args.quiet, force=args.force,
+              allow_weaker=args.allow_weaker_isolation, course=root)
     counts = {}
     for row in doc["students"].values():
         counts[row["status"]] = counts.get(row["status"], 0) + 1
@@ -79,7 +125,7 @@ def cmd_grade(args):
     from .instructor.class_report import write_report
     from .text import report_failed
     try:
-        print(f"Class report: {write_report(args.out, args.db_url)}")
+        print(f"Class report: {write_report(args.out, args.db_url, settings=settings)}")
     except Exception as exc:  # the grades are safe; the report can be written again on its own
         print(report_failed(exc, args.out), file=sys.stderr)
     return 0
@@ -88,14 +134,18 @@ def cmd_grade(args):
 def cmd_export(args):
     _instructor("export")
     from .instructor.gradebook import export, normalise_db_url
+    from .instructor.privacy import make_private
+    root, settings = _course()
+    _private(settings)
     roster = _roster(args)  # before anything is written: a roster that cannot be used stops here
     out = Path(args.out).resolve()
-    out.mkdir(parents=True, exist_ok=True)
+    if not out.exists():
+        make_private(out, settings.instructors_group)
     db_url = normalise_db_url(args.db_url or f"sqlite:///{out / 'gradebook.db'}")
     if db_url.startswith("sqlite:///") and not db_url.startswith("sqlite:////"):  # a relative path: from here
         db_url = f"sqlite:///{Path(db_url[len('sqlite:///'):]).resolve()}"
     sources = [str(Path(source).resolve()) for source in args.sources]  # nbgrader works from the repository
-    doc = export(out, db_url, sources=sources)
+    doc = export(out, db_url, sources=sources, settings=settings)
     print(f"Wrote {out / 'grades.json'} and grades.csv for {len(doc['students'])} students.")
     if roster is not None:
         _write_lms(out, doc, args, roster)
@@ -139,8 +189,10 @@ def _write_lms(out: Path, doc: dict, args, roster):
 def cmd_report(args):
     _instructor("report")
     from .instructor.class_report import ReportError, write_report
+    root, settings = _course()
+    _private(settings)
     try:
-        path = write_report(args.out, args.db_url, sources=args.sources)
+        path = write_report(args.out, args.db_url, sources=args.sources, settings=settings)
     except ReportError as exc:
         raise SystemExit(str(exc)) from None
     print(f"Wrote {path}")
@@ -168,6 +220,13 @@ def cmd_similarity(args):
               f"characters: {where}")
     print(f"Wrote {path}: the pairs side by side, shared parts marked (evidence to review, not a score)")
     return 0
+
+
+def cmd_release_feedback(args):
+    _instructor("release_feedback")
+    from .instructor.release_feedback import release_feedback
+    _course()
+    return release_feedback(Path(args.out).resolve(), allow_leak=args.allow_reference_leak)
 
 
 def _limit_options(parser, whose: str):
@@ -207,6 +266,15 @@ def main(argv=None):
                    help="only report whether lessons/ and the expected values are up to date")
     p.set_defaults(func=cmd_release)
 
+    p = sub.add_parser("collect", help="collect the exchange's submissions into SUBMITTED/<student_id>/lesson20/: "
+                       "each student's latest own submission (by its owner and the exchange's time, never the name or "
+                       "timestamp.txt it gives), links refused; the rest set aside with a reason")
+    p.add_argument("submitted_dir", nargs="?", default=None,
+                   help="where to put them (default: the course's submitted/)")
+    p.add_argument("--exchange", default=None,
+                   help="nbgrader's exchange folder (default: c.Exchange.root in nbgrader's configuration)")
+    p.set_defaults(func=cmd_collect)
+
     p = sub.add_parser("grade", help="grade a class: SUBMITTED_DIR/<student_id>/lesson20/*.ipynb")
     p.add_argument("submitted_dir")
     p.add_argument("--out", required=True, help="folder for grades.json, grades.csv, feedback/ and the gradebook")
@@ -220,6 +288,9 @@ def main(argv=None):
     p.add_argument("--force", action="store_true",
                    help="grade the selected students again even if nothing changed since the last run")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--allow-weaker-isolation", action="store_true",
+                   help="grade even where this machine lacks a protection of the sandbox (grade prints which it has): "
+                        "what cannot be checked then is recorded as not checked, never as passed")
     p.set_defaults(func=cmd_grade)
 
     p = sub.add_parser("export", help="rewrite grades.json and grades.csv: the grader's scores from the records, the written answers and overrides from the gradebook (after grading by hand in formgrader)")
@@ -256,6 +327,14 @@ def main(argv=None):
                    help="compare only students whose id matches one of these patterns")
     p.add_argument("--top", type=int, default=10, help="pairs printed here (default 10; the page shows more)")
     p.set_defaults(func=cmd_similarity)
+
+    p = sub.add_parser("release_feedback", help="nbgrader release_feedback for the class in --out, once the last due "
+                       "date (extensions and grace included) has passed; folders nbgrader cannot release are skipped")
+    p.add_argument("--out", required=True, help="the --out folder of a `grade` run")
+    p.add_argument("--allow-reference-leak", action="store_true",
+                   help="release before the last due date, although a page can carry reference code from the "
+                        "sandbox to a student who can still submit")
+    p.set_defaults(func=cmd_release_feedback)
 
     args = parser.parse_args(argv)
     return args.func(args)

@@ -64,6 +64,7 @@ class LocalStudent:
     """Runs probes in this process, against a namespace of names -> objects."""
 
     context = "kernel"
+    in_process = True  # nothing measured from outside: a check needing the grader's sandbox waits for grading
 
     def __init__(self, namespace: dict, device: str = "cpu"):
         self.namespace = namespace

@@ -3,8 +3,8 @@ behaviour with its points, and under a failing behaviour what its failing checks
 import html
 
 from .rubric import capped
-from .text import (CAPPED, CENTRAL, HIDDEN_CHECK, NO_CHECKS, NOT_IMPLEMENTED, SAME_PROBLEM, UNCHECKED,
-                   partial_summary, summary)
+from .text import (CAPPED, CENTRAL, HIDDEN_CHECK, NO_CHECKS, NOT_CHECKED_HERE, NOT_IMPLEMENTED, SAME_PROBLEM,
+                   UNCHECKED, partial_summary, summary)
 
 
 def verified(result) -> tuple:
@@ -57,6 +57,9 @@ def _rows(result):
             title = f["name"] + (HIDDEN_CHECK if f["hidden"] else "")
             failures.append((title, SAME_PROBLEM if f["message"] == previous else f["message"]))
             previous = f["message"]
+        if b.get("not_checked"):
+            yield "?", f"–/{b['points']:g}", f"{text} ({NOT_CHECKED_HERE})", failures
+            continue
         yield ("✓" if b["earned"] else "✗"), f"{b['earned']:g}/{b['points']:g}", text, failures
 
 

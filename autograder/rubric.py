@@ -34,7 +34,9 @@ def judge(item, outcomes) -> list:
 
     A behaviour no check ran on (the notebook runs no hidden check) earns None. A failing outcome
     that belongs to no check (the grader's "your code ran", when the submission could not start)
-    counts against every behaviour.
+    counts against every behaviour. A behaviour that a check could not check on this grading machine
+    (reason "not_checked": a protection it needs is missing) and that fails nothing else earns 0, is marked
+    "not_checked", and caps nothing: it is neither passed nor failed.
     """
     mine = {b.id: [] for b in behaviours(item.id)}
     against_all = []
@@ -47,8 +49,9 @@ def judge(item, outcomes) -> list:
     for b in behaviours(item.id):
         ran = mine[b.id] + against_all
         failing = [o for o in ran if not o.passed]
+        unchecked = bool(failing) and all(o.reason == "not_checked" for o in failing)
         results.append({
-            "id": b.id, "description": b.text, "points": b.points, "central": b.central,
+            "id": b.id, "description": b.text, "points": b.points, "central": b.central, "not_checked": unchecked,
             "earned": None if not ran else 0.0 if failing else float(b.points),
             "passed": len(ran) - len(failing), "total": len(ran),
             "failures": [{"name": o.name, "message": o.message, "hidden": o.hidden, "reason": o.reason}
@@ -72,4 +75,9 @@ def score(item, judged: list) -> float:
 
 def capped(judged: list) -> bool:
     """Whether a central behaviour failed, which leaves the item at most half its points."""
-    return any(b["central"] and b["earned"] == 0 for b in judged)
+    return any(b["central"] and b["earned"] == 0 and not b.get("not_checked") for b in judged)
+
+
+def not_checked(judged: list) -> list:
+    """The behaviours that could not be checked on this grading machine (see judge)."""
+    return [b["id"] for b in judged if b.get("not_checked")]

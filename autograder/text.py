@@ -228,6 +228,13 @@ NOT_IMPLEMENTED = ("Not implemented yet: your code (or code it uses from an earl
                    "NotImplementedError. Replace each "
                    "`raise NotImplementedError(...)` line with your code, run that cell, then run this check again.")
 UNCHECKED = "checked only when your notebook is graded"
+# a behaviour the grading machine could not check (a protection missing: instructor/protections.py); its points
+# wait for the instructor, who decides it by hand
+NOT_CHECKED_HERE = "not checked: this grading machine could not check it; your instructor decides it by hand"
+WITHHELD = ("(this message is withheld: it quoted the reference solution's code, which the sandbox holds for "
+            "other exercises while yours run; your instructor has the full record)")
+NO_MEMORY_MEASURE = ("this grading machine could not measure your code's memory (it has no memory cgroup for the "
+                     "sandbox), so whether one micro-batch's graph is alive at a time was not checked")
 CAPPED = "A central behaviour fails, so this item keeps at most half its points."
 NO_CHECKS = "no checks ran"
 SAME_PROBLEM = "same problem as above"  # a failing check's message when the one before said the same
@@ -245,6 +252,26 @@ def partial_summary(item_id: str, passing: int, checked: int, earned: float, pos
     """The header of an item some of whose behaviours are checked only when the notebook is graded."""
     return (f"{item_id}: {passing} of {checked} behaviours checked here pass, {earned:g} of their "
             f"{possible:g} points; {waiting:g} more points are {UNCHECKED}")
+
+
+# ---- The top of the feedback page: when the submission counts as submitted (instructor/announce.py) ----
+
+def submission_line(block: dict) -> str:
+    """The feedback page's first line, from grades.json's "submission" block ("" where there is no due date)."""
+    if not block.get("due"):
+        return ""
+    when = f"at {block['time'].replace('T', ' ').replace('Z', ' UTC')}" if block.get("time") else "at a time not recorded"
+    due = block["due"].replace("T", " ").replace("Z", " UTC")
+    late = block.get("late_seconds")
+    if late is None:
+        timing = (f"Your submission counts as submitted {when}, after your due date ({due}); how late is not known "
+                  "from a time you could not write, so your instructor decides it.")
+    elif late > 0:
+        timing = f"Your submission counts as submitted {when}, {duration(late)} after your due date ({due})."
+    else:
+        timing = f"Your submission counts as submitted {when}, by your due date ({due})."
+    penalty = block.get("penalty") or 0
+    return timing + (f" Late penalty: {penalty:g} points off your total." if penalty else "")
 
 
 # ---- The feedback page of a submission that could not be graded (instructor/grade.py) ----
@@ -287,6 +314,13 @@ def linked_path(path: str, kind: str) -> str:
 
 def duplicate_cell_id(index: int, cell_id: str, first: int) -> str:
     return repaired_note(f"cell {index} had the id {cell_id!r} of cell {first} as well: it was given a new one")
+
+
+def beyond_cost(name: str, cost: int, limit: int) -> str:
+    """A notebook refused before it was parsed because reading it, without its outputs, would cost too much memory
+    (notebook_bounds.Measured.cost)."""
+    return (f"{name} was not read: without its outputs it would take {cost / 2**20:.0f} MiB once read (at most "
+            f"{limit >> 20}), more than any notebook of this lesson; it cannot be graded")
 
 
 def beyond_bound(name: str, what: str, limit: int) -> str:
@@ -459,7 +493,7 @@ def submission_note(submission) -> str:
         parts.append(f"submitted {_utc(submission['time'])}")
     late = submission.get("late_seconds")
     if isinstance(late, (int, float)) and not isinstance(late, bool):
-        parts.append(f"{_duration(late)} late" if late > 0 else "on time")
+        parts.append(f"{duration(late)} late" if late > 0 else "on time")
     elif parts:
         parts.append("lateness unknown")
     penalty = submission.get("penalty")
@@ -478,7 +512,8 @@ def _utc(stamp) -> str:
     return when.strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
+    """A lateness for people: 40 s, 33 min, 1 h 5 min, 2 d 3 h."""
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     days, hours = divmod(hours, 24)

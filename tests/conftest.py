@@ -2,7 +2,11 @@
 
 A green run that silently skipped the sandbox or the browser would read as "all tested". Each group in
 tests/system_packages.py gets one line when some of its tests were skipped and its package is missing.
+
+At the start, the checkout under test keeps its solutions, hidden checks and gradebook from other accounts, as the
+README's checklist has an instructor do: `grade` refuses to start otherwise (autograder/instructor/privacy.py).
 """
+import os
 from collections import Counter
 
 from tests.system_packages import SYSTEM_PACKAGES
@@ -11,6 +15,13 @@ pytest_plugins = ["tests.wheel", "tests.corpus", "tests.graded_class"]  # the wh
 # corpus, and one graded class for the CLI and the instructor's pages: each once per run
 
 _skipped = Counter()  # group -> tests of that group skipped in this run
+
+
+def pytest_sessionstart(session):
+    from autograder.instructor.privacy import exposed, instructor_paths
+    from autograder.items import ROOT
+    for top, _ in exposed(instructor_paths(ROOT)):  # only the top: what is inside can no longer be reached
+        os.chmod(top, os.stat(top).st_mode & 0o7700)
 
 
 def pytest_runtest_logreport(report):

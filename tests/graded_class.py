@@ -7,6 +7,7 @@ reads come from a resumed run. A test that changes the folder (formgrader's scor
 resubmission) works on a copy: `graded_copy`.
 """
 import json
+import os
 import re
 import shutil
 import signal
@@ -107,10 +108,14 @@ def grade_command(submitted, out, *extra) -> list:
     return [sys.executable, "-m", "autograder", "grade", str(submitted), "--out", str(out), "--quiet", *extra]
 
 
+# the course, for a command run from another folder (the instructor commands find it from the working folder)
+COURSE_ENV = {**os.environ, "LESSON20_COURSE": str(ROOT)}
+
+
 def grade(submitted, out, *extra, cwd=None) -> str:
     """Run the command to the end; return what it printed."""
     proc = subprocess.run(grade_command(submitted, out, *extra), cwd=cwd or ROOT, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=600, env=COURSE_ENV)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout + proc.stderr
 
@@ -153,7 +158,7 @@ def graded_class(tmp_path_factory) -> dict:
     killed run's processes, and those that outlived it), "grades" (grades.json)}. Read it; change a copy."""
     base = tmp_path_factory.mktemp("graded_class")
     submitted, out = write_class(base / "submitted"), base / "out"
-    first = subprocess.Popen(grade_command(submitted, out, "--jobs", "2"), cwd=base,
+    first = subprocess.Popen(grade_command(submitted, out, "--jobs", "2"), cwd=base, env=COURSE_ENV,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 300
     sandboxed = [out / "state" / f"{s}.json" for s in ("ref", "stub", "renamed")]

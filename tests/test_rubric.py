@@ -191,7 +191,8 @@ def test_visible_checks_alone_score_what_they_check():
 def test_behaviours_are_plain_data():
     judged = result("accumulate_gradients", "test_matches_full_batch").behaviours()
     assert json.loads(json.dumps(judged)) == judged
-    assert set(judged[0]) == {"id", "description", "points", "central", "earned", "passed", "total", "failures"}
+    assert set(judged[0]) == {"id", "description", "points", "central", "not_checked", "earned", "passed", "total",
+                              "failures"}
 
 
 # ---- the report ----

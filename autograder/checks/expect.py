@@ -27,7 +27,7 @@ _compute = None  # while the release writes EXPECTED_FILE: (key, oracle, args, k
 # "tampered" (set aside for review), or how the sandbox failed (sandbox.errors.SandboxReason, passed on as is).
 # report.py reads it to say once what made every check of an item fail.
 CheckReason = Literal["", "not_implemented", "missing", "error", "tampered", "timeout", "crashed", "protocol",
-                      "refused"]
+                      "refused", "not_checked"]
 
 
 class CheckFailure(AssertionError):

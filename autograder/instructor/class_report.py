@@ -23,8 +23,10 @@ from ..items import ASSIGNMENT, AUTO_ITEMS, ITEMS
 from ..rubric import behaviours
 from ..text import (NO_MESSAGE, all_pass, REPORT_HEADINGS, gradebook_unreadable, no_gradebook, no_graded_class,
                     no_such_folder, report_intro, report_summary, students_said, unreadable_record)
+from . import report_sections
 from .files import write_atomic
 from .gradebook import class_students, collect, normalise_db_url, waiting_for_hand
+from .settings import Settings
 from .state import read_state, state_path
 
 REPORT = "report.html"
@@ -50,7 +52,7 @@ class ClassData:
 
 # ---- 1. What grading kept ----
 
-def gather(out, db_url: str = None, sources=()) -> ClassData:
+def gather(out, db_url: str = None, sources=(), settings: Settings = None) -> ClassData:
     """The class graded into `out` (and the shards' folders `sources`): records, grades and written answers."""
     out = Path(out)
     for folder in [out, *map(Path, sources)]:
@@ -70,7 +72,7 @@ def gather(out, db_url: str = None, sources=()) -> ClassData:
         else:
             data.records[student] = record
     try:
-        data.doc = collect(out, db_url, students, sources)
+        data.doc = collect(out, db_url, students, sources, settings)
         data.waiting = waiting_for_hand(db_url, students)
     except Exception as exc:  # not a gradebook, or one nbgrader cannot read
         raise ReportError(gradebook_unreadable(_shown_url(db_url), exc)) from None
@@ -335,7 +337,7 @@ def render(data: ClassData) -> str:
 <style>{STYLE}</style></head>
 <body>
 <h1>{e(ASSIGNMENT)}: class report</h1>
-<p class="summary" id="summary">{e(summary)}</p>
+<p class="summary" id="summary">{e(summary)} {e(report_sections.summary(doc))}</p>
 <p class="intro">{e(report_intro(VARIES))}</p>
 <nav>{" · ".join(f'<a href="#{k}">{e(h[k])}</a>' for k in SECTIONS)}</nav>
 <section id="totals"><h2>{e(h['totals'])}</h2><div class="plot">{total_svg}</div></section>
@@ -346,6 +348,7 @@ def render(data: ClassData) -> str:
     for s in item_svgs)}</div></section>
 <section id="statuses"><h2>{e(h['statuses'])}</h2>{_table(['student', 'status', 'reason'], status_rows,
     h['all_graded'], 'statuses')}</section>
+{report_sections.sections(doc)}
 <section id="review"><h2>{e(h['review'])}</h2>{_table(['student', 'item', 'what was caught', 'score'], review_rows,
     h['none_set_aside'], 'review')}</section>
 <section id="written"><h2>{e(h['written'])}</h2>{f'<p>{waiting_items}</p>' if waiting_items else ''}
@@ -376,10 +379,11 @@ table { border-collapse: collapse; margin: 0.5em 0; } td, th { padding: 0.25em 0
 """
 
 
-def write_report(out, db_url: str = None, sources=()) -> Path:
-    """Write OUT/report.html; returns its path (ReportError when `out` holds no graded class)."""
+def write_report(out, db_url: str = None, sources=(), settings: Settings = None) -> Path:
+    """Write OUT/report.html; returns its path (ReportError when `out` holds no graded class). `settings`: the
+    course's (settings.py), for each submission's lateness."""
     out = Path(out).resolve()
-    data = gather(out, db_url, sources)
+    data = gather(out, db_url, sources, settings)
     path = out / REPORT
     write_atomic(path, render(data))
     return path

@@ -11,10 +11,12 @@ import sys
 import time
 from pathlib import Path
 
-from ..items import ASSIGNMENT, ROOT, SOLUTIONS_DIR
+from ..items import ASSIGNMENT, SOLUTIONS_DIR
 from .files import write_atomic
 from .gradebook import COURSE_ID, gradebook_lock
 from .pipeline import configure
+from .release_feedback import GuardedReleaseFeedback
+from .settings import course_root
 
 # where nbgrader's steps read and write, inside a class's OUT folder
 CLASS_FOLDERS = {"submitted_directory": ".staging", "autograded_directory": "autograded",
@@ -35,24 +37,29 @@ def pages_lock(out: Path) -> Path:
     return Path(out) / ".feedback.lock"
 
 
-def course_config(root: Path = ROOT):
-    """The repository's nbgrader configuration (nbgrader_config.py loads it): the course, its folders and
-    gradebook in the repository, and the grading steps (pipeline.configure)."""
+def course_config(root: Path = None):
+    """The course's nbgrader configuration (nbgrader_config.py loads it, with its own folder as `root`): the
+    course, its folders and gradebook in the course's folder (settings.course_root() when `root` is None),
+    and the grading steps (pipeline.configure)."""
     from traitlets.config import Config
+    root = Path(root).resolve() if root is not None else course_root()
     c = Config()
     c.CourseDirectory.root = str(root)
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.source_directory = SOLUTIONS_DIR  # instructor notebooks, with the reference code
     c.CourseDirectory.release_directory = "lessons"     # generated student notebooks (python -m autograder release)
     c.CourseDirectory.db_url = "sqlite:///" + os.path.join(str(root), "gradebook.db")
-    configure(c)
+    configure(c, root)
+    # `nbgrader release_feedback` releases nothing before the last due date, and skips a folder it cannot release
+    c.ExchangeFactory.release_feedback = GuardedReleaseFeedback
+    c.GuardedReleaseFeedback.course = str(root)
     return c
 
 
-def nbgrader_config(out: Path, db_url: str, limits):
-    """The repository's configuration, pointed at this class's folders and gradebook, grading under `limits`
-    (limits.Limits, made once from the command line)."""
-    cfg = course_config()
+def nbgrader_config(out: Path, db_url: str, limits, root: Path = None):
+    """The course's configuration (course_config), pointed at this class's folders and gradebook, grading under
+    `limits` (limits.Limits, made once from the command line)."""
+    cfg = course_config(root)
     for setting, folder in CLASS_FOLDERS.items():
         setattr(cfg.CourseDirectory, setting, str(Path(out) / folder))
     cfg.CourseDirectory.db_url = db_url
@@ -111,8 +118,10 @@ def prepare_gradebook(cfg, out: Path, attempts: int = 5):
             time.sleep(1 + attempt)
 
 
-def write_formgrader_config(out: Path, db_url: str):
-    """OUT/nbgrader_config.py: start Jupyter in OUT to grade the written answers of this class in formgrader."""
+def write_formgrader_config(out: Path, db_url: str, root: Path = None):
+    """OUT/nbgrader_config.py: start Jupyter in OUT to grade the written answers of this class in formgrader,
+    with the course's configuration (that of `root`, settings.course_root() when None)."""
+    root = Path(root).resolve() if root is not None else course_root()
     folders = "".join(f"c.CourseDirectory.{setting} = os.path.join(here, {folder!r})\n"
                       for setting, folder in CLASS_FOLDERS.items())
     # the class's own SQLite gradebook is found beside this file, so that OUT can be moved or copied (from a
@@ -120,16 +129,16 @@ def write_formgrader_config(out: Path, db_url: str):
     inside = db_url == "sqlite:///" + os.path.join(str(out), "gradebook.db")
     db_line = '"sqlite:///" + os.path.join(here, "gradebook.db")' if inside else repr(db_url)
     text = f'''# Written by `python -m autograder grade`. Start `jupyter lab` in this folder to open
-# nbgrader's formgrader on this class: the repository's configuration, pointed at these grades.
+# nbgrader's formgrader on this class: the course's configuration, pointed at these grades.
 import os
 
 c = get_config()  # noqa: F821
-load_subconfig({str(ROOT / "nbgrader_config.py")!r})  # noqa: F821
+load_subconfig({str(root / "nbgrader_config.py")!r})  # noqa: F821
 here = os.path.dirname(os.path.abspath(__file__))
 # formgrader wants the course root inside the folder Jupyter serves: the root is this folder,
-# and the instructor notebooks are found in the repository by their absolute path
+# and the instructor notebooks are found in the course by their absolute path
 c.CourseDirectory.root = here
-c.CourseDirectory.source_directory = {str(ROOT / SOLUTIONS_DIR)!r}
+c.CourseDirectory.source_directory = {str(root / SOLUTIONS_DIR)!r}
 {folders}c.CourseDirectory.db_url = {db_line}
 '''
     write_atomic(out / "nbgrader_config.py", text)

@@ -19,7 +19,9 @@ from pathlib import Path
 
 from ..items import ASSIGNMENT, ITEMS, MANUAL_ITEMS
 from ..text import NOT_GRADED_YET, clip, refused_id_cell
+from .arrival import clip_entry, lateness
 from .files import file_lock, write_atomic
+from .settings import Settings
 from .staging import usable_id
 from .state import load_state, recorded_students, state_path
 
@@ -27,6 +29,8 @@ COURSE_ID = ASSIGNMENT  # one course, one assignment: nbgrader's course id is th
 # OWASP's CSV-injection rule: a spreadsheet reads a cell starting with one of these as a formula
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 NOT_IN_SESSION = ".*not in session.*"  # SQLAlchemy 2's warning about nbgrader 0.9's sessions: harmless, and noisy
+CLASS_SET_ASIDE = "set_aside.json"  # OUT/: what collect set aside that names no student the class can hold
+CSV_TAIL = ["submitted_at", "late_seconds", "penalty"]  # grades.csv's last columns, after total and review
 
 
 def normalise_db_url(db_url: str) -> str:
@@ -120,7 +124,9 @@ def _gradebook_items(gb, student: str) -> dict:
     found = {}
     manual = {i.id for i in MANUAL_ITEMS}
     for grade in notebook.grades:
-        if grade.name in manual and grade.manual_score is None:
+        # a written answer counts once scored by hand for the text it holds now (answers.py marks one whose text
+        # changed since as needing a manual grade again: its old score is not this answer's)
+        if grade.name in manual and (grade.manual_score is None or grade.needs_manual_grade):
             continue
         changed = grade.auto_score is not None and grade.manual_score is not None
         found[grade.name] = (float(grade.score or 0.0), float(grade.max_score),
@@ -137,7 +143,25 @@ def _recorded_score(recorded, item) -> tuple:
     return min(float(recorded.get("score", 0.0)), max_score), max_score
 
 
-def export(out: Path, db_url: str, students=None, sources=()) -> dict:
+def write_class_set_aside(out: Path, entries: list):
+    """OUT/set_aside.json: the submissions collect set aside that name no student the class can hold."""
+    write_atomic(Path(out) / CLASS_SET_ASIDE, json.dumps([clip_entry(e) for e in entries if isinstance(e, dict)],
+                                                          indent=1, sort_keys=True) + "\n")
+
+
+def class_set_aside(folders) -> list:
+    """What the folders' set_aside.json files hold, together."""
+    found = []
+    for folder in folders:
+        try:
+            entries = json.loads((Path(folder) / CLASS_SET_ASIDE).read_text())
+        except (OSError, ValueError):
+            continue
+        found += [clip_entry(e) for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    return found
+
+
+def export(out: Path, db_url: str, students=None, sources=(), settings: Settings = None) -> dict:
     """Write grades.json and grades.csv; returns the grades.json document.
 
     The students are those given, else every student with a state file in `out` or in the
@@ -148,10 +172,29 @@ def export(out: Path, db_url: str, students=None, sources=()) -> dict:
     """
     out = Path(out)
     with file_lock(out / ".export.lock"):  # shards sharing `out`: the last to export sees every state
-        doc = collect(out, db_url, students, sources)
+        doc = collect(out, db_url, students, sources, settings)
+        record_penalties(db_url, {s: r["submission"]["penalty"] for s, r in doc["students"].items()
+                                  if usable_id(s) and r["status"] != "error"})
         write_atomic(out / "grades.json", json.dumps(doc, indent=1, sort_keys=True) + "\n")
         write_atomic(out / "grades.csv", to_csv(doc))
     return doc
+
+
+def record_penalties(db_url: str, penalties: dict):
+    """Each student's late penalty as nbgrader's gradebook holds it (the notebook's late_submission_penalty), so
+    that formgrader and the feedback page show the score less the penalty, as grades.json's total is."""
+    from nbgrader.api import Gradebook, MissingEntry
+    with warnings.catch_warnings(), Gradebook(db_url, course_id=COURSE_ID) as gb:
+        warnings.filterwarnings("ignore", message=NOT_IN_SESSION)
+        for student, penalty in penalties.items():
+            try:
+                notebook = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+            except MissingEntry:
+                continue
+            wanted = penalty or None
+            if notebook.late_submission_penalty != wanted:
+                notebook.late_submission_penalty = wanted
+        gb.db.commit()
 
 
 def class_students(out: Path, sources=()) -> list:
@@ -159,13 +202,18 @@ def class_students(out: Path, sources=()) -> list:
     return sorted({s for f in [Path(out), *map(Path, sources)] for s in recorded_students(f)})
 
 
-def collect(out: Path, db_url: str, students=None, sources=()) -> dict:
-    """The grades.json document (see export), from the state files and the gradebook; writes nothing."""
+def collect(out: Path, db_url: str, students=None, sources=(), settings: Settings = None) -> dict:
+    """The grades.json document (see export), from the state files and the gradebook; writes nothing.
+    `settings`: the course's (settings.py), for each submission's lateness; no due date when None."""
     from nbgrader.api import Gradebook
+    settings = settings or Settings()
     folders = [Path(out), *map(Path, sources)]
     if students is None:
         students = class_students(out, sources)
     doc = {"assignment": ASSIGNMENT, "students": {}}
+    aside = class_set_aside(folders)
+    if aside:
+        doc["set_aside"] = aside
     with Gradebook(db_url, course_id=COURSE_ID) as gb:
         for student in sorted(students):
             state = newest_record(folders, student)[1]
@@ -184,11 +232,21 @@ def collect(out: Path, db_url: str, students=None, sources=()) -> dict:
                 else:
                     continue
                 items[item.id] = {"score": round(score, 4), "max_score": max_score}
+            submission = lateness(state.submission if state else {}, student, settings)
+            earned = sum(v["score"] for v in items.values())
+            submission["penalty"] = round(min(submission["penalty"], earned), 4)  # no total below 0
             doc["students"][student] = {
                 "status": status, "reason": reason, "items": items,
-                "total": round(sum(v["score"] for v in items.values()), 4),
+                "total": round(earned - submission["penalty"], 4),
                 "max_total": round(sum(v["max_score"] for v in items.values()), 4),
+                "submission": submission,
             }
+            if state and state.not_checked:  # behaviours a missing protection left unchecked (protections.py)
+                doc["students"][student]["not_checked"] = state.not_checked
+            if state and state.weaker:
+                doc["students"][student]["weaker_isolation"] = list(state.weaker)
+            if state and state.submission.get("set_aside"):  # submissions naming this student, not theirs
+                doc["students"][student]["set_aside"] = state.submission["set_aside"]
             rubric = {i: r for i, r in (state.rubric if state else {}).items() if i not in overridden}
             if rubric:  # per-behaviour detail of the autograded items, as graded
                 doc["students"][student]["rubric"] = rubric
@@ -209,7 +267,8 @@ def waiting_for_hand(db_url: str, students) -> dict:
                 grades = {g.name: g for g in gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student).grades}
             except MissingEntry:
                 continue
-            left = [i for i in manual if i in grades and grades[i].manual_score is None]
+            left = [i for i in manual if i in grades and (grades[i].manual_score is None
+                                                          or grades[i].needs_manual_grade)]
             if left:
                 waiting[student] = left
     return waiting
@@ -223,13 +282,30 @@ def to_csv(doc: dict) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     ids = [i.id for i in ITEMS]
-    writer.writerow(["student_id", *ids, "total", "review"])
+    writer.writerow(["student_id", *ids, "total", "review", *CSV_TAIL])
     for student, row in sorted(doc["students"].items()):
         name = student if usable_id(student) else refused_id_cell(student)
-        cells = [name, *(row["items"].get(i, {}).get("score", "") for i in ids), row["total"],
-                 " ".join(sorted(row.get("review", {})))]
+        submission = row.get("submission", {})
+        late = submission.get("late_seconds")
+        cells = [name, *(row["items"].get(i, {}).get("score", "") for i in ids), row["total"], review_cell(row),
+                 submission.get("time") or "", "" if late is None else late, submission.get("penalty", 0.0)]
         writer.writerow([spreadsheet_cell(c) for c in cells])
     return buf.getvalue()
+
+
+def review_cell(row: dict) -> str:
+    """grades.csv's review column: the grade ids set aside for manual grading, then what else needs a person:
+    `not_checked:<grade id>` (a protection was missing), `set_aside` (a submission naming the student was not
+    theirs), `lateness_unknown` or `time_flagged` (the submission's time), `weaker_isolation`."""
+    words = sorted(row.get("review", {}))
+    words += [f"not_checked:{i}" for i in sorted(row.get("not_checked", {}))]
+    flags = row.get("submission", {}).get("flags", [])
+    words += (["set_aside"] if row.get("set_aside") else []) + (["weaker_isolation"] if row.get("weaker_isolation") else [])
+    if row.get("submission", {}).get("late_seconds", 0) is None:
+        words.append("lateness_unknown")
+    elif flags:
+        words.append("time_flagged")
+    return " ".join(words)
 
 
 def spreadsheet_cell(value):

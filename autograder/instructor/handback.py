@@ -18,7 +18,7 @@ from ..text import clip, no_feedback
 from .course import feedback_page, nbgrader_config, pages_lock
 from .files import file_lock
 from .gradebook import newest_record
-from .pipeline import run_with_retries
+from .pipeline import leave_note, run_with_retries
 
 
 def rewrite_feedback(db_url: str, students, folders, waiting=None) -> tuple:
@@ -37,11 +37,14 @@ def rewrite_feedback(db_url: str, students, folders, waiting=None) -> tuple:
 
 def _rewrite(db_url: str, students, folders) -> tuple:
     from nbgrader.converters import GenerateFeedback
-    where = {}
+    # a penalty takes at most what the student earned: grades.json's rows (export) give the items' scores
+    totals = {s: sum(v["score"] for v in row.get("items", {}).values())
+              for s, row in students.items()} if isinstance(students, dict) else {}
+    where, records = {}, {}
     for student in students:
         folder, record = newest_record(folders, student)
         if record is not None and record.status == "graded":
-            where[student] = Path(folder).resolve()
+            where[student], records[student] = Path(folder).resolve(), record
     written, failed, configs = [], {}, {}
     for student in sorted(where):
         folder = where[student]
@@ -52,6 +55,7 @@ def _rewrite(db_url: str, students, folders) -> tuple:
             cfg.CourseDirectory.feedback_directory = str(made)
             configs[folder] = (cfg, made)
         cfg, made = configs[folder]
+        leave_note(cfg, records[student], totals.get(student, 0.0))
         error = run_with_retries(cfg, student, GenerateFeedback)
         page = feedback_page(folder, student, made)
         if error or not page.is_file():

@@ -25,16 +25,20 @@ import time
 import warnings
 from pathlib import Path
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme,
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, GetGrades,
                                     ClearOutput, ComputeChecksums, DeduplicateIds, IgnorePattern, IncludeHeaderFooter,
                                     InstantiateTests, LimitOutput, LockCells, OverwriteCells, OverwriteKernelspec,
                                     SaveAutoGrades, SaveCells)
 
+
 from ..items import ASSIGNMENT
-from ..text import NO_RESULTS, autograde_refused, clip, gradebook_error, no_feedback
+from ..text import NO_RESULTS, autograde_refused, clip, gradebook_error, no_feedback, submission_line
+from .announce import AnnounceSubmission
+from .answers import answer_hashes, hand_scores, keep_hand_scores
+from .arrival import lateness
 from .feedback_page import FeedbackPage
-from .gradebook import NOT_IN_SESSION, zero_submission
+from .gradebook import NOT_IN_SESSION, record_penalties, zero_submission
 from .preprocessor import GradeOutOfProcess
 from .stubs import ClearSolutionsNamed
 from .repair import RepairStructure
@@ -42,7 +46,8 @@ from .review import FlagForReview
 from .sanitize import SanitizeHtml
 from .sink import ResultSink
 from .staging import Staged
-from .state import StudentRecord, item_records, save_state
+from .settings import Settings, read_settings
+from .state import StudentRecord, item_records, load_state, save_state
 
 # `python -m autograder release` (nbgrader generate_assignment): student stubs that name their exercise;
 # the rest is nbgrader's default list, in its order: ClearHiddenTests after ComputeChecksums and
@@ -66,20 +71,27 @@ SANITIZE = [RepairStructure, ClearOutput, DeduplicateIds, OverwriteKernelspec, O
 AUTOGRADE = [GradeOutOfProcess, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, FlagForReview,
              AssignLatePenalties, CheckCellMetadata]
 
+# GenerateFeedback: nbgrader's steps, with the line on the submission's time and lateness first on the page
+FEEDBACK = [GetGrades, AnnounceSubmission, CSSHTMLHeaderPreprocessor]
+
 
 DB_ERRORS = ("sqlalchemy", "psycopg", "InvalidEntry", "database is locked", "OperationalError")
 
 
-def configure(c):
+def configure(c, root=None):
     """Install the steps above in the traitlets Config `c` (the whole lists are assigned: nbgrader reads its
-    configuration file twice, so .insert() would add a step twice)."""
+    configuration file twice, so .insert() would add a step twice), grading against the reference of the
+    course in `root`."""
+    if root is not None:
+        c.GradeOutOfProcess.course = str(root)
     c.GenerateAssignment.preprocessors = list(RELEASE)
     c.Autograde.sanitize_preprocessors = list(SANITIZE)
     c.Autograde.autograde_preprocessors = list(AUTOGRADE)
     c.GenerateFeedback.exporter_class = FeedbackPage
+    c.GenerateFeedback.preprocessors = list(FEEDBACK)
     c.OverwriteCells.add_missing_cells = True  # a test cell a student deleted comes back, rather than scoring 0
     sink = ResultSink()  # the steps hand what they found to grade_student through it
-    for step in (RepairStructure, GradeOutOfProcess, FlagForReview):
+    for step in (RepairStructure, GradeOutOfProcess, FlagForReview, AnnounceSubmission):
         c[step.__name__].sink = sink
 
 
@@ -88,19 +100,35 @@ def sink_of(cfg) -> ResultSink:
     return cfg.GradeOutOfProcess.sink
 
 
-def warm_up(limits):
+def warm_up(limits, root=None):
     """What a grading process pays once, before its first student (workers.Workers runs it while the main
     process sets up the gradebook): the grading modules and nbgrader's converters imported, the reference
-    executed, and the sandbox's zygote started under these limits."""
+    (of the course in `root`) executed, and the sandbox's zygote started under these limits."""
     from nbgrader.converters import Autograde, GenerateFeedback  # noqa: F401
 
     from ..sandbox import have_bwrap
     from ..sandbox.zygote import shared_zygote
     from .reference import reference
-    reference()
+    reference(*([Path(root)] if root is not None else []))
     if have_bwrap():  # without bubblewrap each submission starts a fresh sandbox: nothing to keep warm
         shared_zygote(limits, True)
     gc.freeze()  # what is loaded by now lives as long as the process: no collection walks it again
+
+
+def course_settings(cfg) -> Settings:
+    """The course.toml of the course `cfg` grades (configure's root); the defaults when it names none."""
+    root = cfg.GradeOutOfProcess.course if "course" in cfg.GradeOutOfProcess else ""
+    return read_settings(Path(root)) if root else Settings()
+
+
+def leave_note(cfg, record: StudentRecord, total: float) -> float:
+    """Before GenerateFeedback: the submission's late penalty in the gradebook, and the page's line on its time
+    (AnnounceSubmission), from the record and the course's settings now; returns the penalty."""
+    block = lateness(record.submission, record.student, course_settings(cfg))
+    block["penalty"] = round(min(block["penalty"], total), 4)
+    record_penalties(cfg.CourseDirectory.db_url, {record.student: block["penalty"]})
+    sink_of(cfg).note((record.student, ASSIGNMENT), submission_line(block))
+    return block["penalty"]
 
 
 def grade_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> StudentRecord:
@@ -110,6 +138,7 @@ def grade_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> Stud
     started = time.monotonic()
     student, notes = record.student, list(staged.notes)
     db_url = cfg.CourseDirectory.db_url
+    scored_by_hand = hand_scores(db_url, student)  # before autograde, which marks every one as needing a grade
     error = run_with_retries(cfg, student, Autograde)
     result = sink_of(cfg).take((student, ASSIGNMENT)).result
     if is_db_error(error):  # not the submission's fault: graded again next run
@@ -122,6 +151,12 @@ def grade_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> Stud
     else:
         record.settle(result.status, clip(result.reason, "reason"), item_records(result),
                       {i: [clip(f, "note") for f in flags] for i, flags in result.review.items()})
+        record.answers = answer_hashes(Path(cfg.CourseDirectory.autograded_directory) / student / ASSIGNMENT
+                                       / f"{ASSIGNMENT}.ipynb")
+        previous = load_state(out, student)
+        keep_hand_scores(db_url, student, scored_by_hand, staged.answers or (previous.answers if previous else {}),
+                         record.answers)
+        leave_note(cfg, record, sum(r["score"] for r in record.items.values()))
         error = run_with_retries(cfg, student, GenerateFeedback)
         if error:
             notes.append(clip(no_feedback(error), "note"))

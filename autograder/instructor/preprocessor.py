@@ -9,7 +9,7 @@ where FlagForReview and the pipeline read it.
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
-from traitlets import Bool, Instance
+from traitlets import Bool, Instance, Unicode
 
 from ..attachments import beside
 from ..items import AUTO_ITEMS
@@ -23,12 +23,17 @@ class GradeOutOfProcess(NbGraderPreprocessor):
                       help="Every limit the submission is graded under (`grade --timeout` and --memory-mb: "
                       "course.nbgrader_config sets it); the defaults are Limits' own.").tag(config=True)
     include_hidden = Bool(True, help="Run the hidden checks as well as the visible ones.").tag(config=True)
+    course = Unicode("", help="The course whose instructor notebooks hold the reference (course.course_config "
+                     "sets it); \"\" for this package's own checkout.").tag(config=True)
     sink = Instance(ResultSink, args=(), help="Where the repairs come from and the result goes (pipeline.configure "
                     "sets the grading's own sink; by default each step has one of its own).").tag(config=True)
 
     def preprocess(self, nb, resources):
+        from pathlib import Path
+
         from ..grading import grade_notebook  # the sandbox and torch: only when grading
         from .reference import reference
+        where = [Path(self.course)] if self.course else []
         tests = [c for c in nb.cells if c.cell_type == "code" and is_grade(c) and not is_solution(c)]
         known = {i.id for i in AUTO_ITEMS}
         item_ids = [c.metadata.nbgrader.grade_id for c in tests if c.metadata.nbgrader.grade_id in known]
@@ -37,8 +42,12 @@ class GradeOutOfProcess(NbGraderPreprocessor):
         files = beside(folder, ignore=EXCHANGE_FILES)[0] if folder else {}
         # RepairStructure (a sanitize step, before this one) put its repairs in the sink
         found = self.sink.found(notebook_key(resources))
-        result = grade_notebook(nb, item_ids, self.limits, reference() if self.include_hidden else None,
+        result = grade_notebook(nb, item_ids, self.limits, reference(*where) if self.include_hidden else None,
                                 repaired=list(found.repairs), files=files)
+        if self.include_hidden:  # the forks held reference code (stand-ins): none of it may reach the page
+            from ..items import ROOT
+            from .scrub import reference_secrets, scrub_result
+            scrub_result(result, reference_secrets(Path(self.course) if self.course else ROOT))
         for cell in tests:
             grade_id = cell.metadata.nbgrader.grade_id
             if grade_id in result.items:

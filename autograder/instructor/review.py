@@ -1,4 +1,5 @@
-"""FlagForReview: an nbgrader Autograde step that sets aside for manual grading the items the sandbox's guard flagged.
+"""FlagForReview: an nbgrader Autograde step that sets aside for manual grading the items the sandbox's guard flagged,
+and those with a behaviour the grading machine could not check (a missing protection: protections.py).
 
 A submission whose code reached for the grader's internals (guard.py: frames, the garbage collector,
 ctypes, the reply pipe, rebinding what the probes rely on) is not graded automatically on the items
@@ -10,6 +11,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Instance
 
+from ..rubric import not_checked
 from .sink import ResultSink, notebook_key
 
 
@@ -20,7 +22,10 @@ class FlagForReview(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         result = self.sink.found(notebook_key(resources)).result
-        flagged = sorted(result.review) if result is not None else []
+        # set aside by the guard, or holding a behaviour this machine could not check (protections.py): both
+        # wait for the instructor's score in formgrader
+        unchecked = [i for i, r in result.items.items() if not_checked(r.behaviours())] if result is not None else []
+        flagged = sorted({*result.review, *unchecked}) if result is not None else []
         if not flagged:
             return nb, resources
         info = resources["nbgrader"]

@@ -8,7 +8,9 @@ travel, under the (student, notebook) being graded:
 - RepairStructure opens the student's entry with the repairs it made (a fresh entry each time);
 - GradeOutOfProcess reads those repairs, grades, and puts its result (grading.SubmissionResult) there;
 - FlagForReview reads the result's review flags;
-- the pipeline (pipeline.grade_student) takes the entry, which removes it.
+- the pipeline (pipeline.grade_student) takes the entry, which removes it;
+- before GenerateFeedback, the pipeline (and handback, for export's pages) leaves a note on the submission's
+  time, which AnnounceSubmission (announce.py) takes and shows at the top of the feedback page.
 
 traitlets deep-copies configuration values; a sink is a place, not a value, so its copies are itself.
 """
@@ -26,6 +28,15 @@ class ResultSink:
 
     def __init__(self):
         self._found = {}
+        self._notes = {}  # (student, notebook) -> the line on the submission's time its feedback page opens with
+
+    def note(self, key, text: str):
+        """What the feedback page of this notebook says first (AnnounceSubmission shows it): its submission's
+        time and lateness, "" for nothing."""
+        self._notes[key] = text
+
+    def take_note(self, key) -> str:
+        return self._notes.pop(key, "")
 
     def __copy__(self):
         return self

@@ -22,13 +22,16 @@ from ..attachments import beside
 from ..cells import parse_notebook
 from ..items import ASSIGNMENT, NOTEBOOK_GLOB
 from ..structure import CELL_ID
-from ..text import beyond_bound, duplicate_cell_id, linked_path
+from ..text import beyond_bound, beyond_cost, duplicate_cell_id, linked_path
 from .links import first_link, link_kind, mount_points
-from .notebook_bounds import Bounds, beyond
+from .notebook_bounds import Bounds, measure, without_outputs
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,99}$")
-MAX_NOTEBOOK_BYTES = 20 * 2**20        # a notebook without its outputs (nbgrader clears them anyway)
+MAX_NOTEBOOK_BYTES = 20 * 2**20        # above this, the feedback notes that the saved outputs were left out
 MAX_RAW_NOTEBOOK_BYTES = 256 * 2**20   # the file as submitted, saved plots and all: above this it is not read
+# what reading a notebook without its outputs may cost (notebook_bounds.Measured.cost: its bytes, its text and
+# its strings once parsed): 13 MiB of plain text, 5 of text with an astral character (4 bytes a character)
+MAX_READ_COST = 40 * 2**20
 # bounds on a notebook's structure, checked on its bytes before it is parsed (the lesson's notebook: 70 cells,
 # 231 strings in its longest source, about 1,900 lines, 6 levels deep)
 MAX_CELLS = 2_000
@@ -45,6 +48,7 @@ class Staged:
     """What staging found: notes for people, and the problem that leaves nothing to grade ("" if none)."""
     notes: list = field(default_factory=list)
     problem: str = ""
+    answers: dict = field(default_factory=dict)  # the written answers' hashes as last graded (answers.py)
 
 
 def usable_id(student: str) -> bool:
@@ -128,27 +132,24 @@ def read_regular(path: Path) -> bytes:
 
 
 def _measured(path: Path) -> tuple:
-    """(the first bound the notebook passes or (), its bytes or b"" if it passes one). The bounds are measured
-    on the file mapped in memory, so a notebook that passes one is never read past where it did."""
+    """(the notebook's notebook_bounds.Measured, its bytes without its outputs, or b"" if it passes a bound or
+    costs too much). It is measured on the file mapped in memory, whose pages are given back as the scan passes
+    them, so a notebook of any size costs a few MiB, and one that passes a bound is never read past where it
+    did; its outputs are cut out of the bytes, never parsed (nbgrader clears them anyway)."""
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(fd, "rb"):  # closes fd
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(f"{path.name} is not a regular file")
         if info.st_size == 0:
-            return beyond(b"", NOTEBOOK_BOUNDS), b""
+            return measure(b"", NOTEBOOK_BOUNDS), b""
         with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mapped:
-            bound = beyond(mapped, NOTEBOOK_BOUNDS)
-            return bound, b"" if bound else mapped[:]
-
-
-def without_outputs(doc: dict) -> dict:
-    """The notebook's JSON with every code cell's outputs and execution count cleared, as nbgrader's
-    ClearOutput step would clear them."""
-    for cell in doc.get("cells", []) if isinstance(doc, dict) else []:
-        if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            cell["outputs"], cell["execution_count"] = [], None
-    return doc
+            def release(offset: int):
+                mapped.madvise(mmap.MADV_DONTNEED, 0, offset - offset % mmap.PAGESIZE)
+            found = measure(mapped, NOTEBOOK_BOUNDS, release if hasattr(mapped, "madvise") else None)
+            if found.bound or found.cost > MAX_READ_COST:
+                return found, b""
+            return found, without_outputs(mapped, found.outputs)
 
 
 def unique_cell_ids(doc: dict) -> list:
@@ -177,8 +178,11 @@ def staged_notebook(staging: Path, student: str) -> Path:
     return staging / student / ASSIGNMENT / NOTEBOOK
 
 
-def stage(student: str, submitted: Path, staging: Path) -> Staged:
-    """Copy the student's notebooks to a clean folder nbgrader may use."""
+def stage(student: str, submitted: Path, staging: Path, stamp: str = "") -> Staged:
+    """Copy the student's notebooks to a clean folder nbgrader may use. `stamp`: the time that counts, in
+    nbgrader's timestamp.txt format (arrival.nbgrader_stamp), written as the staged timestamp.txt in place of
+    the student's own ("" for none): nbgrader's gradebook then records a time the student could not write,
+    and a garbage or missing timestamp.txt cannot fail the submission."""
     src = submitted / student / ASSIGNMENT
     dest = staging / student / ASSIGNMENT
     shutil.rmtree(staging / student, ignore_errors=True)
@@ -208,10 +212,11 @@ def stage(student: str, submitted: Path, staging: Path) -> Staged:
         (dest / name).parent.mkdir(parents=True, exist_ok=True)
         (dest / name).write_bytes(data)
     notes += left_out
-    for name in EXCHANGE_FILES:  # nbgrader's own: late penalties, and release_feedback's check
-        path = src / name
-        if path.is_file() and not path.is_symlink() and path.stat().st_size < 4096:
-            (dest / name).write_bytes(read_regular(path))
+    secret = src / "submission_secret.txt"  # nbgrader's own: release_feedback names the page with it
+    if secret.is_file() and not secret.is_symlink() and secret.stat().st_size < 4096:
+        (dest / secret.name).write_bytes(read_regular(secret))
+    if stamp:
+        (dest / "timestamp.txt").write_text(stamp)
     if not (dest / NOTEBOOK).exists():
         problems.append(f"no readable {NOTEBOOK} in the submission" if notebooks else f"no notebook in {ASSIGNMENT}/")
     return Staged(notes, "; ".join(problems))
@@ -219,29 +224,28 @@ def stage(student: str, submitted: Path, staging: Path) -> Staged:
 
 def _checked_notebook(path: Path, notes: list) -> tuple:
     """(the bytes to stage, "") for a notebook that can be graded, else (b"", why not); notes get what was
-    changed. Its structure is measured on the bytes before anything parses them."""
+    changed. Its structure and its cost once read are measured on the bytes before anything parses them, and
+    its outputs are left out unparsed."""
     size = os.lstat(path).st_size
     if size > MAX_RAW_NOTEBOOK_BYTES:
         return b"", (f"{path.name} is larger than {MAX_RAW_NOTEBOOK_BYTES >> 20} MiB, saved outputs included: "
                      "clear its outputs (Edit > Clear Outputs of All Cells), save and submit again")
     try:
-        bound, data = _measured(path)
+        found, data = _measured(path)
     except OSError as exc:
         return b"", f"{path.name} could not be read ({exc.strerror or exc})"
-    if bound:
-        return b"", beyond_bound(path.name, *bound[1:])
+    if found.bound:
+        return b"", beyond_bound(path.name, *found.bound[1:])
+    if found.cost > MAX_READ_COST:
+        return b"", beyond_cost(path.name, found.cost, MAX_READ_COST)
     try:
-        parse_notebook(data, path)
+        parse_notebook(data, path)  # only to check it is a notebook: its parse is let go at once
     except ValueError as exc:
         return b"", str(exc)
-    doc = json.loads(data)
-    changed = unique_cell_ids(doc)
-    notes += changed
-    if size > MAX_NOTEBOOK_BYTES:
-        data = json.dumps(without_outputs(doc), ensure_ascii=False, indent=1).encode()
-        if len(data) > MAX_NOTEBOOK_BYTES:
-            return b"", f"{path.name} is larger than {MAX_NOTEBOOK_BYTES >> 20} MiB even without its outputs"
-        notes.append(f"{path.name}'s saved outputs ({size >> 20} MiB) were left out, as nbgrader clears them")
-    elif changed:
+    if len(set(found.ids)) < len(found.ids):  # a cell id repeated: renumbered as nbformat would, and said
+        doc = json.loads(data)
+        notes += unique_cell_ids(doc)
         data = json.dumps(doc, ensure_ascii=False, indent=1).encode()
+    if size > MAX_NOTEBOOK_BYTES and found.outputs:
+        notes.append(f"{path.name}'s saved outputs ({size >> 20} MiB) were left out, as nbgrader clears them")
     return data, ""

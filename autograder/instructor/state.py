@@ -7,6 +7,7 @@ how long grading took (the class report, class_report.py, reads those two). nbgr
 changes or adds in formgrader: export (gradebook.py) shows an item whose score was changed there
 with the instructor's score and without the grader's rubric.
 """
+import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,6 +32,9 @@ class StudentRecord:
     items: dict = field(default_factory=dict)    # item id -> {"score", "max_score", "rubric": per behaviour}
     review: dict = field(default_factory=dict)   # item id -> why it is set aside for manual grading
     seconds: Optional[float] = None              # wall time of its grading; None in records older than timings
+    submission: dict = field(default_factory=dict)  # who submitted and when (arrival.arrival): time, source, ...
+    answers: dict = field(default_factory=dict)  # written answer's grade id -> a hash of its text as graded
+    weaker: list = field(default_factory=list)   # the protections the sandbox lacked (protections.py), if any
 
     def settle(self, status: StudentStatus, reason: str, items: dict = None, review: dict = None):
         """Set the record's status: the one place that does, with its reason and, for a graded submission, its
@@ -46,6 +50,11 @@ class StudentRecord:
         """item id -> its rubric, per behaviour: {id: {"score", "max_score", "central"}} (grades.json's "rubric")."""
         return {i: r["rubric"] for i, r in self.items.items() if r.get("rubric")}
 
+    @property
+    def not_checked(self) -> dict:
+        """item id -> the behaviours this grading machine could not check (grades.json's "not_checked")."""
+        return {i: list(r["not_checked"]) for i, r in self.items.items() if r.get("not_checked")}
+
 
 MESSAGES_KEPT = 3  # of a failing behaviour's distinct messages, those its record keeps (the first names the cause)
 
@@ -58,10 +67,14 @@ def item_records(result) -> dict:
         judged = r.behaviours()
         records[i] = {
             "score": r.score, "max_score": float(r.item.points),
-            "rubric": {b["id"]: {"score": b["earned"] or 0.0, "max_score": b["points"], "central": b["central"]}
+            "rubric": {b["id"]: {"score": b["earned"] or 0.0, "max_score": b["points"], "central": b["central"],
+                                 **({"not_checked": True} if b.get("not_checked") else {})}
                        for b in judged},
             "messages": {b["id"]: failure_messages(b["failures"]) for b in judged if b["failures"]},
         }
+        unchecked = [b["id"] for b in judged if b.get("not_checked")]
+        if unchecked:
+            records[i]["not_checked"] = unchecked
     return records
 
 
@@ -74,7 +87,22 @@ def failure_messages(failures: list) -> list:
 
 
 def state_path(out: Path, student: str) -> Path:
-    return Path(out) / "state" / f"{student}.json"
+    """OUT/state/<student>.json; a folder name that no file name can hold (too long, a slash, or one that would be
+    taken for a refused folder's) gets a file named by its hash, which any file system holds (the record names the
+    folder)."""
+    if holdable(student):
+        return Path(out) / "state" / f"{student}.json"
+    digest = hashlib.sha256(student.encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return Path(out) / "state" / f"{REFUSED_PREFIX}{digest}.json"
+
+
+def holdable(name: str) -> bool:
+    """Whether `name`.json (and the `.<name>.json.<pid>.part` written first) is a file name on any file system."""
+    return (len(name.encode("utf-8", "surrogateescape")) <= 200 and not set(name) & {"/", "\0"}
+            and name not in (".", "..") and not name.startswith(REFUSED_PREFIX))
+
+
+REFUSED_PREFIX = "~refused-"  # state files of folders whose name is no usable id
 
 
 def read_state(out: Path, student: str) -> StudentRecord:
@@ -97,7 +125,8 @@ def read_state(out: Path, student: str) -> StudentRecord:
 def misshapen(record: StudentRecord) -> str:
     """The first field of a record that is not as grading writes it, or ""."""
     number = (int, float)
-    for name, kind in {"status": str, "reason": str, "items": dict, "review": dict}.items():
+    for name, kind in {"status": str, "reason": str, "items": dict, "review": dict, "submission": dict,
+                       "answers": dict, "weaker": list}.items():
         if not isinstance(getattr(record, name), kind):
             return name
     if record.seconds is not None and not isinstance(record.seconds, number):
@@ -130,5 +159,14 @@ def save_state(out: Path, record: StudentRecord):
 
 
 def recorded_students(out: Path) -> list:
-    """Every student with a state file in this output folder."""
-    return sorted(p.stem for p in (Path(out) / "state").glob("*.json"))
+    """Every student with a state file in this output folder (a refused folder's is named in its record)."""
+    names = []
+    for path in (Path(out) / "state").glob("*.json"):
+        if not path.stem.startswith(REFUSED_PREFIX):
+            names.append(path.stem)
+            continue
+        try:
+            names.append(str(json.loads(path.read_text())["student"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return sorted(names)

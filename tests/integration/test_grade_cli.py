@@ -51,13 +51,14 @@ def test_an_interrupted_run_resumes_without_regrading(graded):
 
 def test_grades_json_has_every_student_and_every_autograded_item(graded):
     doc = graded["grades"]
-    assert set(doc) == {"assignment", "students"}
+    assert set(doc) - {"set_aside"} == {"assignment", "students"}
     assert doc["assignment"] == ASSIGNMENT
     assert set(doc["students"]) == set(CLASS)
     auto = {item.id: float(item.points) for item in AUTO_ITEMS}
     for student, row in doc["students"].items():
         # the contract, plus the per-behaviour detail of the autograded items under its own key
-        assert set(row) - {"rubric"} == {"status", "reason", "items", "total", "max_total"}, student
+        assert set(row) - {"rubric"} == {"status", "reason", "items", "total", "max_total", "submission"}, student
+        assert set(row["submission"]) == {"time", "source", "due", "late_seconds", "penalty"}, student
         assert row["status"] in get_args(StudentStatus), student
         for grade_id, behaviours in row.get("rubric", {}).items():
             assert grade_id in auto
@@ -90,7 +91,8 @@ def test_each_submission_gets_a_status_and_a_reason(graded, student):
 
 def test_grades_csv_has_one_row_per_student_and_a_column_per_grade_id(graded):
     lines = list(csv.reader(io.StringIO((graded["out"] / "grades.csv").read_text())))
-    assert lines[0] == ["student_id", *(item.id for item in ITEMS), "total", "review"]
+    assert lines[0] == ["student_id", *(item.id for item in ITEMS), "total", "review", "submitted_at", "late_seconds",
+                        "penalty"]
     rows = {}
     for cells in lines[1:]:
         assert not cells[0].startswith(("=", "+", "-", "@", "\t", "\r")), cells[0]  # no formula in a spreadsheet
@@ -98,8 +100,10 @@ def test_grades_csv_has_one_row_per_student_and_a_column_per_grade_id(graded):
         rows[student] = cells
     assert set(rows) == set(CLASS) and len(lines) == len(CLASS) + 1
     for student, row in graded["grades"]["students"].items():
-        cells = rows[student]
+        cells, tail = rows[student][:-3], rows[student][-3:]
         assert float(cells[-2]) == row["total"] and cells[-1] == " ".join(sorted(row.get("review", {})))
+        submission = row["submission"]  # no due date in the course: nothing late, no penalty
+        assert tail == [submission["time"] or "", "0.0", "0.0"], (student, tail)
         for item, cell in zip(ITEMS, cells[1:-2]):
             expected = row["items"].get(item.id, {}).get("score", "")
             assert (float(cell) if cell else "") == expected, (student, item.id)
@@ -301,3 +305,18 @@ def test_a_run_whose_output_is_not_a_terminal_prints_one_line_per_student_and_th
     assert seen["stub"][4] > 1 and seen["x-broken"][4] < 1  # the stub ran in the sandbox; the broken one did not
     assert f"Class report: {out / 'report.html'}" in proc.stdout
     assert "bad id" in (out / "report.html").read_text()
+
+
+def test_a_garbage_or_missing_timestamp_never_fails_a_correct_notebook(tmp_path):
+    """Issue 44: a garbage timestamp.txt beside a correct notebook failed it, 0/14, with `AttributeError:
+    'CourseDirectory' object has no attribute 'fail'`; the time that counts is staged in its place."""
+    from tests.submissions import write_class as write_variants
+    submitted, out = tmp_path / "submitted", tmp_path / "out"
+    write_variants(submitted, ["reference", "reference", "reference"], ["garbage", "none", "binary"])
+    (submitted / "garbage" / ASSIGNMENT / "timestamp.txt").write_text("not a time at all")
+    (submitted / "binary" / ASSIGNMENT / "timestamp.txt").write_bytes(b"\xff\xfe\x00" * 100)
+    grade(submitted, out, "--jobs", "2")
+    rows = json.loads((out / "grades.json").read_text())["students"]
+    assert {s: (r["status"], r["total"]) for s, r in rows.items()} == dict.fromkeys(rows, ("graded", FULL))
+    assert sorted(rows) == ["binary", "garbage", "none"]
+    assert all(r["submission"]["source"].startswith("when the submission was collected") for r in rows.values())

@@ -78,6 +78,36 @@ STRUCTURE_HOSTILE = {
 }
 
 
+def with_text(text: str, where: str = "outputs") -> bytes:
+    """The reference notebook with `text` as its first code cell's one output string, or as its source."""
+    nb = json.loads((ROOT / "solutions" / "lesson20" / "lesson20.ipynb").read_text())
+    cell = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    if where == "outputs":
+        cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": text}]
+    else:
+        cell["source"] = text
+    return json.dumps(nb, indent=1, ensure_ascii=False).encode()
+
+
+def many_keys(count: int) -> bytes:
+    nb = json.loads((ROOT / "solutions" / "lesson20" / "lesson20.ipynb").read_text())
+    nb["cells"][0]["metadata"] = {f"k{i}": 0 for i in range(count)}
+    return json.dumps(nb, indent=1).encode()
+
+
+ASTRAL = "\U0001F600"  # 4 bytes a character in every string that holds one, once parsed
+# notebooks up to nbgrader's size limit (max_file_size: 100,000 KiB) whose reading costs more than their bytes:
+# (name, the notebook, "" if it is graded or the words of the bound that refuses it)
+SIZE_HOSTILE = {
+    "astral_output_96_mib": (lambda: with_text("x" * (96 * 2**20) + ASTRAL), ""),  # 0.77 GiB before: 5.1x
+    "astral_source_4_mib": (lambda: with_text("x" * (4 * 2**20) + ASTRAL, "source"), ""),
+    "astral_source_19_mib": (lambda: with_text("x" * (19 * 2**20) + ASTRAL, "source"), "without its outputs"),
+    "wide_source_7_mib": (lambda: with_text("x" * (7 * 2**20) + "\u0394", "source"), ""),
+    "keys_130_thousand": (lambda: many_keys(130_000), ""),
+    "keys_300_thousand": (lambda: many_keys(300_000), "without its outputs"),
+}
+
+
 def stage_alone(tmp: Path, data: bytes) -> dict:
     """Stage a notebook in a fresh process and read the staged copy: that process's peak memory and the problem."""
     folder = tmp / "submitted" / "s" / "lesson20"
@@ -99,6 +129,22 @@ def test_a_notebook_built_to_blow_up_parsing_is_refused_in_little_memory(tmp_pat
     ratio = got["peak_kib"] / correct["peak_kib"]
     print(f"{name}: peak {got['peak_kib'] / 1024:.0f} MiB, {ratio:.2f} x a correct notebook's "
           f"({correct['peak_kib'] / 1024:.0f} MiB)")
+    assert ratio <= RATIO, (f"{name}: staging and reading it took {got['peak_kib'] / 1024:.0f} MiB, {ratio:.2f} "
+                            f"times a correct notebook's {correct['peak_kib'] / 1024:.0f} MiB (at most {RATIO})")
+
+
+@pytest.mark.parametrize("name", sorted(SIZE_HOSTILE))
+def test_staging_costs_at_most_1_5_times_a_correct_notebooks_memory_at_any_size(tmp_path, name):
+    """Issue 44, point 6: a 96 MiB output string of astral characters took staging to 0.77 GiB against 0.15 GiB."""
+    make, refused = SIZE_HOSTILE[name]
+    data = make()
+    assert len(data) <= 100_000 * 1024  # within nbgrader's own size limit
+    correct = stage_alone(tmp_path / "correct", one_cell("x = 1\n"))
+    got = stage_alone(tmp_path / "hostile", data)
+    assert (refused in got["problem"]) if refused else got["problem"] == "", got["problem"]
+    ratio = got["peak_kib"] / correct["peak_kib"]
+    print(f"{name} ({len(data) / 2**20:.0f} MiB): peak {got['peak_kib'] / 1024:.0f} MiB, {ratio:.2f} x a correct "
+          f"notebook's ({correct['peak_kib'] / 1024:.0f} MiB)")
     assert ratio <= RATIO, (f"{name}: staging and reading it took {got['peak_kib'] / 1024:.0f} MiB, {ratio:.2f} "
                             f"times a correct notebook's {correct['peak_kib'] / 1024:.0f} MiB (at most {RATIO})")
 

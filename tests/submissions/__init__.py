@@ -339,6 +339,7 @@ def _all_variants() -> dict:
     from .hostile_forging import HOSTILE_FORGING
     from .hostile_guard import HOSTILE_GUARD
     from .hostile_html import HOSTILE_HTML
+    from .hostile_leak import HOSTILE_LEAK
     from .hostile_oracle import HOSTILE_ORACLE
     from .honest import HONEST
     from .hostile_reading import HOSTILE_READING
@@ -355,7 +356,7 @@ def _all_variants() -> dict:
                   *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *HOSTILE_DECODING, *HOSTILE_ORACLE, *REALISTIC,
                   *HOSTILE_HTML, *HOSTILE_REDTEAM, *HONEST, *HOSTILE_READING, *HOSTILE_ROUND5, *MAGICS, *CONTRACT_BUGS, *REDTEAM_ROUND6,
                   *HOSTILE_ROUND7,
-                  *GPU, *HOSTILE_FORGING]
+                  *GPU, *HOSTILE_FORGING, *HOSTILE_LEAK]
     by_name = {}
     for v in everything:
         if v.name in by_name:

@@ -50,3 +50,16 @@ def test_every_items_points_are_split_and_its_central_behaviours_say_why():
         assert any(b.central for b in found) and WHY_CENTRAL[item_id]
     with pytest.raises(KeyError, match="items with one"):
         behaviours("practice_q1")
+
+
+def test_a_behaviour_not_checked_earns_nothing_and_caps_nothing():
+    central = next(b for b in behaviours(ITEM.id) if b.central)
+    found = outcomes() + [Outcome("memory", False, "no cgroup", reason="not_checked", behaviour=central.id)]
+    judged = judge(ITEM, found)
+    entry = next(b for b in judged if b["id"] == central.id)
+    assert entry["not_checked"] and entry["earned"] == 0.0
+    assert score(ITEM, judged) == pytest.approx(ITEM.points - central.points)  # withheld, not capped at half
+    # a real failure beside it is a failure: then the cap holds
+    failing = judge(ITEM, found + [Outcome("values", False, "wrong", behaviour=central.id)])
+    assert not next(b for b in failing if b["id"] == central.id)["not_checked"]
+    assert score(ITEM, failing) <= ITEM.points / 2

@@ -96,3 +96,41 @@ def test_a_check_marked_with_a_behaviour_its_item_lacks_fails_at_collection(own_
                        r"not a behaviour of q5_answer; the behaviours of q5_answer \(autograder/rubric\.py\): "
                        r"a_letter, right_letter"):
         run_checks(["q5_answer"], LocalStudent({"Q5_ANSWER": "d"}))
+
+
+def test_a_check_that_could_not_check_on_this_machine_is_not_checked_never_passed(own_checks):
+    """A hidden memory check skips where the sandbox has no memory cgroup (a non-root instructor): its behaviour
+    earns nothing, is marked not checked, and caps nothing; an ordinary skip is still left out."""
+    own_checks("q5_answer", """
+        import pytest
+        from autograder.runner import NOT_CHECKED
+
+        @pytest.mark.behaviour("a_letter")
+        def test_letter(student):
+            pass
+
+        @pytest.mark.behaviour("right_letter")
+        def test_right(student):
+            pass
+
+        @pytest.mark.behaviour("right_letter")
+        def test_measured(student):
+            pytest.skip(NOT_CHECKED + "this grading machine could not measure it")
+
+        @pytest.mark.behaviour("a_letter")
+        def test_skipped(student):
+            pytest.skip("not relevant here")
+        """)
+    class Graded(LocalStudent):  # stands for the grader's sandbox, which measures from outside
+        in_process = False
+
+    result = run_checks(["q5_answer"], Graded({"Q5_ANSWER": "d"}))["q5_answer"]
+    assert [(o.check, o.passed, o.reason) for o in result.outcomes] == [
+        ("test_letter", True, ""), ("test_right", True, ""), ("test_measured", False, "not_checked")]
+    judged = {b["id"]: b for b in result.behaviours()}
+    assert judged["right_letter"]["not_checked"] and judged["right_letter"]["earned"] == 0.0
+    assert not judged["a_letter"]["not_checked"] and judged["a_letter"]["earned"] == 0.1
+    assert result.score == 0.1  # the central right_letter's 0.9 is withheld, not capped to half, not given
+    # run in process (the self-check, `check --all`), the measured check waits for grading, as before
+    in_process = run_checks(["q5_answer"], LocalStudent({"Q5_ANSWER": "d"}))["q5_answer"]
+    assert [o.check for o in in_process.outcomes] == ["test_letter", "test_right"] and in_process.score == 1.0

@@ -38,12 +38,17 @@ def test_the_grader_fingerprint_changes_when_a_check_changes(tmp_path, monkeypat
     for notebook in solution_notebooks(root):
         (copy / notebook.relative_to(root)).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(notebook, copy / notebook.relative_to(root))
-    monkeypatch.setattr(grade, "ROOT", copy)
-    before = grade.grader_fingerprint()
-    assert grade.grader_fingerprint() == before
+    monkeypatch.setattr(grade, "PACKAGE_DIR", copy / PACKAGE_DIR.name)
+    before = grade.grader_fingerprint(copy)
+    assert grade.grader_fingerprint(copy) == before
     check = copy / CHECKS_DIR.relative_to(root) / f"test_{AUTO_ITEMS[0].id}.py"
     check.write_text(check.read_text() + "\n# a changed check\n")
-    assert grade.grader_fingerprint() != before
+    after = grade.grader_fingerprint(copy)
+    assert after != before
+    # the course's reference is the course's own, wherever the package is: its solutions change it too
+    notebook = copy / solution_notebooks(root)[0].relative_to(root)
+    notebook.write_bytes(notebook.read_bytes().replace(b'"cells"', b'"cells" ', 1))
+    assert grade.grader_fingerprint(copy) != after
 
 
 class _Page(HTMLParser):
@@ -104,3 +109,14 @@ def test_the_pages_lock_is_held_shared_while_the_class_grades(tmp_path, submissi
     grade.grade_class(submission.parent, out, jobs=1, progress=False)
     assert seen == {"exclusive": "blocked", "shared": "got it", "todo": ["ada"]}
     assert attempt(fcntl.LOCK_EX) == "got it"
+
+
+def test_a_collected_folders_change_time_does_not_regrade_but_the_exchanges_record_does(submission):
+    """Copying a class, or the chmod that makes it private, moves every change time: nobody is graded again for
+    that; a new record of collect (another submission set aside, say) is a change."""
+    collected = {"time": "2026-12-10T05:00:00Z", "source": "collected", "claimed": None, "flags": [], "set_aside": []}
+    first = grade.fingerprint(submission, Limits(), "g", collected)
+    assert grade.fingerprint(submission, Limits(), "g", {**collected, "time": "2026-12-11T00:00:00Z"}) == first
+    exchange = {**collected, "source": "exchange"}
+    assert grade.fingerprint(submission, Limits(), "g", {**exchange, "set_aside": [{"reason": "x"}]}) != \
+        grade.fingerprint(submission, Limits(), "g", exchange)

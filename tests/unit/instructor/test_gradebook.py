@@ -14,12 +14,16 @@ def test_export_without_grades_keeps_the_contract(tmp_path):
     doc = export(tmp_path, f"sqlite:///{tmp_path / 'gradebook.db'}")
     assert doc == json.loads((tmp_path / "grades.json").read_text())
     row = doc["students"]["ada"]
-    assert set(row) == {"status", "reason", "items", "total", "max_total"}
+    assert set(row) == {"status", "reason", "items", "total", "max_total", "submission"}
     assert row["status"] == "failed" and row["total"] == 0
     assert set(row["items"]) == {i.id for i in AUTO_ITEMS}
     assert row["max_total"] == sum(i.points for i in AUTO_ITEMS)
+    # no due date in the course: nothing is late; no time was recorded for a record made by hand
+    assert row["submission"] == {"time": None, "source": "no time recorded", "due": None, "late_seconds": 0.0,
+                                 "penalty": 0.0}
     header = (tmp_path / "grades.csv").read_text().splitlines()[0]
-    assert header == ",".join(["student_id", *(i.id for i in ITEMS), "total", "review"])
+    assert header == ",".join(["student_id", *(i.id for i in ITEMS), "total", "review", "submitted_at",
+                               "late_seconds", "penalty"])
 
 
 def test_csv_has_a_row_per_student():
@@ -28,7 +32,7 @@ def test_csv_has_a_row_per_student():
                         "a": {"items": {}, "total": 0}}}
     rows = to_csv(doc).splitlines()
     assert [r.split(",")[0] for r in rows] == ["student_id", "a", "b"]
-    assert rows[1].endswith(",0,") and rows[2].endswith(",1.0,q5_answer")
+    assert rows[1].endswith(",0,,,,0.0") and rows[2].endswith(",1.0,q5_answer,,,0.0")
 
 
 def test_a_formgrader_override_shows_with_its_score_and_without_the_graders_rubric(tmp_path):
@@ -131,7 +135,8 @@ def test_collect_is_what_export_writes_and_the_written_answers_without_a_score_w
         for student in ("ada", "bob"):
             gb.update_or_create_student(student)
             gb.update_or_create_submission(ASSIGNMENT, student)
-        gb.find_grade(MANUAL_ITEMS[0].id, ASSIGNMENT, ASSIGNMENT, "ada").manual_score = 1.0
+        grade = gb.find_grade(MANUAL_ITEMS[0].id, ASSIGNMENT, ASSIGNMENT, "ada")
+        grade.manual_score, grade.needs_manual_grade = 1.0, False  # as formgrader saves a score
         gb.db.commit()
     assert collect(tmp_path, db_url) == export(tmp_path, db_url) == json.loads((tmp_path / "grades.json").read_text())
     waiting = waiting_for_hand(db_url, ["ada", "bob", "nobody"])

@@ -66,3 +66,33 @@ def test_flagged_items_need_a_manual_grade(monkeypatch):
     FlagForReview(sink=sink).preprocess(new_notebook(), {"nbgrader": info})  # ada's flags, not bob's
     assert marked == {("master_weights", "lesson20", "lesson20", "ada"): ("needs_manual_grade", True),
                       "committed": True}
+
+
+def test_an_item_with_a_behaviour_not_checked_needs_a_manual_grade(monkeypatch):
+    """Graded without a memory cgroup: the measured behaviour is not checked, and formgrader lists the item."""
+    marked = []
+
+    class FakeGradebook:
+        def __init__(self, db_url):
+            self.db = self
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            pass
+
+        def find_grade(self, grade_id, *where):
+            marked.append(grade_id)
+            return type("Grade", (), {})()
+
+        def commit(self):
+            pass
+
+    monkeypatch.setattr("autograder.instructor.review.Gradebook", FakeGradebook)
+    sink = sink_with({})
+    item = sink.found(KEY).result.items["master_weights"]
+    item.outcomes.append(Outcome("memory", False, "no cgroup", reason="not_checked", behaviour=item.behaviours()[0]["id"]))
+    info = {"db_url": "sqlite:///gb.db", "notebook": "lesson20", "assignment": "lesson20", "student": "ada"}
+    FlagForReview(sink=sink).preprocess(new_notebook(), {"nbgrader": info})
+    assert marked == ["master_weights"]

@@ -75,3 +75,13 @@ def test_a_broken_record_is_named_with_its_cause(tmp_path):
         assert str(state_path(tmp_path, name)) in str(caught.value) and load_state(tmp_path, name) is None
     with pytest.raises(OSError):
         read_state(tmp_path, "nobody")
+
+
+def test_a_folder_name_no_file_name_can_hold_gets_its_record_under_a_hash(tmp_path):
+    """A 243-character id stopped the class with `OSError: [Errno 36] File name too long` in the state folder."""
+    long_id, odd = "a" * 243, "=HYPERLINK(1)"
+    for student in (long_id, odd, "ada"):
+        save_state(tmp_path, StudentRecord(student, status="failed", reason="not a usable student id"))
+    assert state_path(tmp_path, odd).name == f"{odd}.json"  # a name a file system holds keeps its file
+    assert len(state_path(tmp_path, long_id).name) < 64
+    assert recorded_students(tmp_path) == sorted([long_id, odd, "ada"])
