@@ -1,4 +1,6 @@
 """autograder.sandbox.notebook: the cells as a kernel runs them (the child itself runs in tests/unit/sandbox/test_session.py)."""
+import pytest
+
 from autograder.sandbox.notebook import ipython_source
 
 
@@ -116,3 +118,13 @@ def test_a_future_import_holds_from_its_own_statement_on(tmp_path, monkeypatch):
     want = in_ipython(tmp_path, cells, names)
     assert want["errors"] == ["NameError", None], want
     assert in_the_grader(tmp_path, monkeypatch, cells, names) == want
+
+
+@pytest.mark.parametrize("cells, error", [
+    (["1 + 1", "shown = _"], "NameError"),                                         # no output history
+    (["async def three():\n    return 3", "got = await three()"], "SyntaxError"),  # no autoawait
+])
+def test_the_differences_from_ipython_the_readme_lists(tmp_path, monkeypatch, cells, error):
+    """What the README says the cell runner still does differently from IPython's run_cell: IPython runs these."""
+    assert in_ipython(tmp_path, cells, [])["errors"] == [None, None]
+    assert in_the_grader(tmp_path, monkeypatch, cells, [])["errors"] == [None, error]
