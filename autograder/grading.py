@@ -57,7 +57,7 @@ class SubmissionResult:
             lines += [elsewhere(p) for p in self.problems if not p.get("item")][:3]
         if self.status != "graded":
             lines.append(not_graded(self.status, self.reason))
-        return "\n".join(lines + [item_text(result)])
+        return "\n".join(lines + [item_text(result)] + result.said)
 
 
 def _first(lines: list, what: str) -> list:

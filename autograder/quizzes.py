@@ -2,7 +2,7 @@
 
 A graded question (`graded=True`) ships its choices only: which one is right, and the feedback for
 each, stay with the instructor (autograder/instructor/quiz_key.py), since this module is in the
-student package.
+student package. Choices carry no letters: the renderer gives them a), b), c), ... in order.
 """
 from dataclasses import dataclass
 
@@ -56,47 +56,49 @@ QUIZZES = {
                    "so the step points somewhere else."),
         ),
     ),
-    "wrapup_objective": Question(
-        "Self-check (ungraded). Which claim correctly describes what mixed precision and gradient "
-        "accumulation change about training?",
+    "wrapup_three_parts": Question(
+        "Self-check (ungraded). Which line gets all three right: what the fp32 master copy is for, what "
+        "limits the loss scale S, and how gradient accumulation weights its micro-batches?",
         (
-            Choice("Both change what is optimized: 16-bit numbers and smaller batches give up some of the "
-                   "objective in return for less memory.", False,
-                   "Neither changes the objective. Mixed precision computes the same loss in lower precision, and "
-                   "accumulation computes the same whole-batch gradient: a correct implementation of either "
-                   "trains to about the same result."),
-            Choice("Neither changes the objective: mixed precision does most arithmetic in 16 bits; accumulation "
-                   "sums micro-batch gradients.", True,
-                   "Right. Both are about memory: fewer bytes per number, and one micro-batch's activations "
-                   "alive at a time. The loss being minimised is the same, and a correct run ends about where "
-                   "an fp32 run on the whole batch would."),
-            Choice("Accumulation still zeroes the gradients after every micro-batch's backward(), just as "
-                   "ordinary training does.", False,
-                   "Zeroing after every micro-batch would throw away all but the last one's gradient. Accumulation "
-                   "zeroes once per optimizer step and lets backward() add the micro-batches up."),
-            Choice("Loss scaling changes the objective: the optimizer steps on gradients that stay multiplied by "
-                   "the loss scale S.", False,
-                   "The gradients are divided by S (unscaled) before clipping and before the step, so the step "
-                   "uses the true gradient; the scale only keeps small gradients from underflowing in the "
-                   "backward pass."),
+            Choice("The master copy keeps weight updates that fp16 would lose, to underflow or to rounding in the "
+                   "sum; S is chosen so that the scaled loss stays below 65504; each micro-batch's mean loss, "
+                   "whatever its size, is divided by the number of micro-batches.", False,
+                   "The master copy is right. But the loss is computed in fp32 and may exceed 65504: it is the "
+                   "fp16 gradients that must stay below it (max |grad| · S < 65504). And dividing by the number "
+                   "of micro-batches is right only when they all have the same size."),
+            Choice("The master copy keeps small activation gradients that fp16 would flush to zero in the "
+                   "backward pass; S is chosen so that every scaled gradient stays below 65504; each "
+                   "micro-batch's mean loss, whatever its size, is divided by the number of micro-batches.", False,
+                   "Keeping activation gradients in range is loss scaling's job, in the backward pass. The master "
+                   "copy keeps the weight updates, which fp16 loses when they are below half the spacing at the "
+                   "weight. And dividing by the number of micro-batches is right only when they all have the "
+                   "same size."),
+            Choice("The master copy keeps weight updates that fp16 would lose, to underflow or to rounding in the "
+                   "sum; S is chosen so that every scaled gradient stays below 65504; each micro-batch's mean "
+                   "loss, whatever its size, is weighted by its share of the batch.", True,
+                   "Right: an update survives in fp32 where fp16 would round it away, the limit on S is the "
+                   "largest scaled gradient in fp16, and weighting by share gives the whole batch's mean."),
+            Choice("The master copy keeps small activation gradients that fp16 would flush to zero in the "
+                   "backward pass; S is chosen so that the scaled loss stays below 65504; each micro-batch's mean "
+                   "loss, whatever its size, is weighted by its share of the batch.", False,
+                   "Keeping activation gradients in range is loss scaling's job; the master copy keeps the "
+                   "weight updates. And the limit on S comes from the largest scaled gradient in fp16, not from "
+                   "the loss, which is computed in fp32."),
         ),
     ),
     "practice_5": Question(  # graded: its key and feedback are in autograder/instructor/quiz_key.py
-        "Practice 5. Which line gets all three right: what the fp32 master copy is for, what limits the "
-        "loss scale S, and how gradient accumulation weights its micro-batches?",
+        "Practice 5. Which claim correctly describes what mixed precision and gradient accumulation change "
+        "about training?",
         (
-            Choice("a) The master copy keeps weight updates that fp16 would lose, to underflow or to rounding in "
-                   "the sum; S is chosen so that the scaled loss stays below 65504; each micro-batch's mean loss, "
-                   "whatever its size, is divided by the number of micro-batches."),
-            Choice("b) The master copy keeps small activation gradients that fp16 would flush to zero in the "
-                   "backward pass; S is chosen so that every scaled gradient stays below 65504; each micro-batch's "
-                   "mean loss, whatever its size, is divided by the number of micro-batches."),
-            Choice("c) The master copy keeps weight updates that fp16 would lose, to underflow or to rounding in "
-                   "the sum; S is chosen so that every scaled gradient stays below 65504; each micro-batch's mean "
-                   "loss, whatever its size, is weighted by its share of the batch."),
-            Choice("d) The master copy keeps small activation gradients that fp16 would flush to zero in the "
-                   "backward pass; S is chosen so that the scaled loss stays below 65504; each micro-batch's mean "
-                   "loss, whatever its size, is weighted by its share of the batch."),
+            Choice("Both techniques change the model's computed outputs and the training objective, trading some "
+                   "accuracy for memory savings"),
+            Choice("Mixed precision shrinks the storage cost of weights, activations, and gradients using a "
+                   "full-precision master copy and loss scaling to counter half precision's limited range; "
+                   "gradient accumulation simulates a larger batch by summing several micro-batches' gradients "
+                   "before one optimizer step; neither changes what the model computes"),
+            Choice("Gradient accumulation requires zeroing gradients after every micro-batch, the same as "
+                   "ordinary training"),
+            Choice("Loss scaling permanently changes the magnitude of the gradients the optimizer step uses"),
         ),
         graded=True,
     ),

@@ -44,6 +44,7 @@ class ItemResult:
     outcomes: list = field(default_factory=list)
     review: list = field(default_factory=list)  # tamper flags: the item is not awarded automatically
     notes: list = field(default_factory=list)   # what the feedback says of how it was graded (stand-ins)
+    said: list = field(default_factory=list)    # what its passing checks asked to show after them (Q5's feedback)
 
     @property
     def passed(self) -> int:
@@ -84,6 +85,7 @@ class _Collector:
     def __init__(self, student, reference):
         self._student, self._reference = student, reference
         self.outcomes = []  # (item id, Outcome)
+        self.notes = []     # (item id, text): what a check that passed asked to show with the grade
 
     @pytest.fixture
     def student(self):
@@ -126,6 +128,8 @@ class _Collector:
             hidden = HIDDEN_DIR in Path(str(item.path)).parents
             self.outcomes.append((item_id, Outcome(_title(item), report.passed, message, hidden, reason, check,
                                                    behaviour(item))))
+            # record_property("note", text) in a check: shown with the item's grade (the feedback of Q5's letter)
+            self.notes += [(item_id, value) for key, value in item.user_properties if key == "note" and report.passed]
 
 
 class _Uncharged:
@@ -194,4 +198,6 @@ def run_checks(item_ids, student, reference=None, include_hidden=False) -> dict:
         raise RuntimeError(f"the checks could not run (pytest exit code {code}):\n{log.getvalue()[-3000:]}")
     for item_id, outcome in collector.outcomes:
         results[item_id].outcomes.append(outcome)
+    for item_id, note in collector.notes:
+        results[item_id].said.append(str(note))
     return results

@@ -167,7 +167,7 @@ def mutmut_mutants(path: Path, code: str, lines: set, config: Config):
     """(operator, index, mutated code) for every mutation mutmut's visitor proposes on `lines`.
 
     mutmut's own runner only mutates inside functions (its trampolines); its visitor proposes
-    mutations for module-level code too (Q5_ANSWER = "c"), and each becomes a whole mutated module here.
+    mutations for module-level code too (Q5_ANSWER = "b"), and each becomes a whole mutated module here.
     """
     from mutmut import configuration
     from mutmut.mutation.file_mutation import create_mutations, deep_replace

@@ -39,6 +39,6 @@ EQUIVALENT = {
         "backward() (the embedding's rows for unseen tokens get zeros either way).",
     "token_accumulation: model.zero_grad(set_to_none=True) -> model.zero_grad(set_to_none=None)":
         "None is falsy, so this is set_to_none=False: zeroed and absent stale gradients end the same, as above.",
-    'q5_answer: Q5_ANSWER = "c" -> Q5_ANSWER = "C"':
-        "the answer's letter is read case-blind: \"C\" is the right choice too (see alt_q5_uppercase).",
+    'q5_answer: Q5_ANSWER = "b" -> Q5_ANSWER = "B"':
+        "the answer's letter is read case-blind: \"B\" is the right choice too (see alt_q5_uppercase).",
 }

@@ -103,3 +103,11 @@ def test_a_graders_cpu_seconds_count_its_short_lived_and_orphaned_processes(tmp_
         assert run["cpu_s_tree"] >= 4 * 0.15 + 2 * 0.3, run
     else:  # the children's rusage: what the orphans used is not counted
         assert run["cpu_s_tree"] >= 4 * 0.15, run
+
+
+def test_the_runtime_benchmarks_busy_machine_starts_its_load_and_stops_it():
+    """`-o load=N` runs N busy processes beside the notebook, for that run only."""
+    from benchmarks.lesson_runtime import BusyMachine
+    with BusyMachine(2) as busy:
+        assert len(busy.workers) == 2 and all(w.is_alive() for w in busy.workers)
+    assert not any(w.is_alive() for w in busy.workers)

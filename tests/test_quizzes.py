@@ -43,9 +43,59 @@ def test_practice_5_key_matches_its_graded_answer():
     records, and has feedback for every choice."""
     from autograder.instructor.quiz_key import PRACTICE_5_ANSWER, PRACTICE_5_FEEDBACK
     from autograder.instructor.reference import reference_namespace
-    letters = [c.text.split(")")[0] for c in QUIZZES["practice_5"].choices]
+    letters = [quiz_module.label(QUIZZES["practice_5"], i)[0] for i in range(len(QUIZZES["practice_5"].choices))]
     assert letters == sorted(PRACTICE_5_FEEDBACK) and all(PRACTICE_5_FEEDBACK.values())
     assert PRACTICE_5_ANSWER == reference_namespace()["Q5_ANSWER"] and PRACTICE_5_ANSWER in letters
+
+
+def test_practice_5_poses_the_seed_lessons_question_with_its_four_options():
+    """The seed's Practice 5, as it words it: the stem and options a to d, graded (the key is b)."""
+    question = QUIZZES["practice_5"]
+    assert question.graded and len(question.choices) == 4
+    assert question.prompt.endswith("Which claim correctly describes what mixed precision and gradient accumulation "
+                                    "change about training?")
+    assert [c.text.split()[:3] for c in question.choices] == [
+        ["Both", "techniques", "change"], ["Mixed", "precision", "shrinks"], ["Gradient", "accumulation", "requires"],
+        ["Loss", "scaling", "permanently"]]
+
+
+def test_the_right_answers_feedback_says_what_it_overstates():
+    """Option b is right but imprecise for the weights: its feedback, shown once graded, says they cost more."""
+    from autograder.instructor.quiz_key import PRACTICE_5_ANSWER, PRACTICE_5_FEEDBACK
+    feedback = PRACTICE_5_FEEDBACK[PRACTICE_5_ANSWER]
+    assert "not stored at half cost" in feedback and "6 bytes per parameter against fp32's 4" in feedback
+
+
+@pytest.mark.parametrize("qid", sorted(QUIZZES))
+def test_each_quiz_reads_as_plain_text_without_widgets(qid, shown):
+    """Where no widget front end shows the quiz (jupyter execute, a terminal), its text/plain is the question itself,
+    with every choice and its letter, not the widget's repr."""
+    quiz_module.quiz(qid)
+    text = shown[-1]._repr_mimebundle_()["text/plain"]
+    question = QUIZZES[qid]
+    assert text.startswith(question.prompt.replace("`", "")) and "VBox" not in text
+    for index, choice in enumerate(question.choices):
+        assert f"{'abcd'[index]}) {choice.text.replace('`', '')}" in text
+    assert (quiz_module.GRADED in text) == question.graded
+
+
+@pytest.mark.parametrize("qid", sorted(q for q in QUIZZES if not QUIZZES[q].graded))
+def test_an_answer_by_letter_gets_the_checks_verdict(qid, capsys):
+    question = QUIZZES[qid]
+    for index, choice in enumerate(question.choices):
+        quiz_module.quiz(qid, "abcd"[index])
+        said = capsys.readouterr().out
+        assert said.startswith("Correct." if choice.right else "Not quite.")
+        assert choice.feedback.replace("`", "") in said
+    quiz_module.quiz(qid, "z")
+    assert "not one of the choices" in capsys.readouterr().out
+
+
+def test_a_graded_question_answered_by_letter_gives_nothing_away(capsys):
+    for letter in "abcd":
+        quiz_module.quiz("practice_5", letter)
+        said = capsys.readouterr().out
+        assert "Correct" not in said and "Not quite" not in said and "record your letter" in said
 
 
 def parts(box):

@@ -67,6 +67,10 @@ def ipython_source(source: str) -> str:
         return source
 
 
+# the compiler flags a `from __future__ import` sets; IPython's CachingCompiler keeps them for every later cell
+FUTURE_FLAGS = sum(getattr(__future__, name).compiler_flag for name in __future__.all_feature_names)
+
+
 class CellTimeout(BaseException):
     """Raised into a cell that ran past its time, as nbgrader interrupts one; the next cell still runs."""
 
@@ -83,9 +87,11 @@ def load_cells(cells, namespace, describe_exception, cell_seconds=0, progress=la
     past `cell_seconds` is stopped (IPython's transform of magics included: it runs here, on the
     cell's own clock, not in the grader). An import the sandbox lacks is skipped rather than
     stopping the cell: the student's kernel had it. zygote_alive: whether the zygote still runs. `trusted`: the audit hook's permission to read
-    frames, for finding the failing line.
+    frames, for finding the failing line. A `from __future__ import` holds for the statements after it and for
+    every later cell, as in IPython (its CachingCompiler keeps the flags a compiled statement set).
     """
     problems = []
+    flags = 0  # the __future__ flags in force, carried from cell to cell
     trusted = trusted if trusted is not None else _Untrusted()
 
     def record(cell, exc):
@@ -110,23 +116,20 @@ def load_cells(cells, namespace, describe_exception, cell_seconds=0, progress=la
             source = ipython_source(cell["source"])
             # as a kernel keeps each cell's text: inspect.getsource and tracebacks can quote it
             linecache.cache[cell["label"]] = (len(source), None, source.splitlines(True), cell["label"])
-            tree = ast.parse(source, cell["label"])
+            tree = compile(source, cell["label"], "exec", flags | ast.PyCF_ONLY_AST, dont_inherit=True)
         except BaseException as exc:  # a SyntaxError, or a transform stopped by the cell's timer
             signal.setitimer(signal.ITIMER_REAL, 0)
             record(cell, exc)
             continue
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        flags = 0
-        for node in tree.body:
-            if isinstance(node, ast.ImportFrom) and node.module == "__future__":
-                for alias in node.names:
-                    flags |= getattr(__future__, alias.name).compiler_flag if hasattr(__future__, alias.name) else 0
         signal.setitimer(signal.ITIMER_REAL, cell_seconds or 0)
         try:
             for node in tree.body:
                 try:
-                    exec(compile(ast.Module([node], []), cell["label"], "exec", flags=flags, dont_inherit=True),
-                         namespace)
+                    code = compile(ast.Module([node], []), cell["label"], "exec", flags=flags, dont_inherit=True)
+                    flags |= code.co_flags & FUTURE_FLAGS
+                    if shell is not None:
+                        shell.flags = flags  # for the Python cell magics (%%time) it runs
+                    exec(code, namespace)
                 except ImportError:
                     if isinstance(node, (ast.Import, ast.ImportFrom)):
                         continue
@@ -162,13 +165,17 @@ class Shell:
     def __init__(self, namespace: dict):
         self.user_ns = namespace
         self.cell, self.skipped = None, []
+        self.flags = 0  # the notebook's __future__ flags so far (load_cells keeps them here)
+
+    def _compile(self, source, label):
+        return compile(source, label, "exec", flags=self.flags, dont_inherit=True)
 
     def skip(self, what: str, why: str):
         self.skipped.append({"cell": self.cell, "what": what[:120], "why": why})
 
     def run_cell_magic(self, name, line, cell):
         if name in self.PYTHON_CELL_MAGICS:
-            exec(compile(cell, f"<%%{name} cell>", "exec"), self.user_ns)
+            exec(self._compile(cell, f"<%%{name} cell>"), self.user_ns)
         elif name == "writefile":
             args = line.split()
             append = "-a" in args or "--append" in args
@@ -196,7 +203,7 @@ class Shell:
         import io
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            exec(compile(cell, "<%%capture cell>", "exec"), self.user_ns)
+            exec(self._compile(cell, "<%%capture cell>"), self.user_ns)
         name = next((a for a in line.split() if not a.startswith("-")), None)
         if name:
             try:
@@ -216,7 +223,7 @@ class Shell:
         elif name == "run":
             self._run(line)
         elif name == "time":
-            exec(compile(line, "<%time line>", "exec"), self.user_ns)
+            exec(self._compile(line, "<%time line>"), self.user_ns)
         elif name in self.DENIED:
             self.skip(f"%{name} {line}", f"the grader's sandbox does not allow {self.DENIED[name]}")
         elif name not in self.QUIET:

@@ -6,6 +6,7 @@ import pytest
 from playwright.sync_api import expect
 
 from autograder.items import AUTO_ITEMS, ITEMS_BY_ID
+from autograder import quiz as quiz_module
 from autograder.quizzes import QUIZZES
 
 pytestmark = pytest.mark.browser
@@ -50,12 +51,12 @@ def assert_quizzes_work(page):
         feedback = box.locator(".lesson20-quiz-feedback")
         if question.graded:  # posed only: no Check button, no verdict, nothing that gives the answer away
             expect(box.get_by_role("button", name="Check")).to_have_count(0)
-            box.get_by_role("radio", name=plain(question.choices[0].text), exact=True).check()
+            box.get_by_role("radio", name=quiz_module.label(question, 0), exact=True).check()
             expect(feedback.locator(".lesson20-quiz-right")).to_have_count(0)
             continue
         # wrong answers first, so the right answer must replace a "wrong" verdict
-        for choice in sorted(question.choices, key=lambda c: c.right):
-            box.get_by_role("radio", name=plain(choice.text), exact=True).check()
+        for index, choice in sorted(enumerate(question.choices), key=lambda pair: pair[1].right):
+            box.get_by_role("radio", name=quiz_module.label(question, index), exact=True).check()
             box.get_by_role("button", name="Check").click()
             verdict = feedback.locator(".lesson20-quiz-right" if choice.right else ".lesson20-quiz-wrong")
             expect(verdict, f"{question_id}: {choice.text[:40]}...").to_contain_text(plain(choice.feedback))

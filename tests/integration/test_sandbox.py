@@ -72,7 +72,7 @@ def test_code_loads_as_in_the_students_kernel():
     cells["underflow_fraction_solution"].source = ("%%time\nfrom autograder import lesson\n"
                                                    + cells["underflow_fraction_solution"].source)
     cells["static_loss_scaler_solution"].source += "\n\nbroken = (\n"
-    cells["q5_answer_solution"].source = 'Q5_ANSWER = "c"\n1 / 0\nQ5_ANSWER = "a"\n'
+    cells["q5_answer_solution"].source = 'Q5_ANSWER = "b"\n1 / 0\nQ5_ANSWER = "a"\n'
     result = grade_notebook(nb, ["underflow_fraction", "static_loss_scaler", "q5_answer"], reference=reference())
     got = scores(result)
     assert got["underflow_fraction"] == 1.0 and got["q5_answer"] == 1.0 and got["static_loss_scaler"] == 0.0, got

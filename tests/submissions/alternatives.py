@@ -398,9 +398,9 @@ ALTERNATIVES = [
     alt("alt_changes_torch_defaults", Append("q5_answer", '''
         torch.set_default_dtype(torch.float64)  # for the student's own experiments further down
         '''), doc="changes torch's default dtype in a solution cell"),
-    alt("alt_q5_uppercase", Replace("q5_answer", None, 'Q5_ANSWER = "C"  # mixed precision and accumulation change memory, not the model'),
+    alt("alt_q5_uppercase", Replace("q5_answer", None, 'Q5_ANSWER = "B"  # mixed precision and accumulation change memory, not the model'),
         doc="an upper-case letter with a comment"),
-    alt("alt_q5_parenthesised", Replace("q5_answer", None, "Q5_ANSWER = ' (c) '"),
+    alt("alt_q5_parenthesised", Replace("q5_answer", None, "Q5_ANSWER = ' (b) '"),
         doc="the letter in parentheses, with spaces"),
 ]
 

@@ -599,7 +599,7 @@ TRAIN_STEP = [
 ]
 
 Q5 = [
-    bug("q5_wrong_letter", "q5_answer", Replace("q5_answer", None, 'Q5_ANSWER = "b"'), doc="the wrong choice",
+    bug("q5_wrong_letter", "q5_answer", Replace("q5_answer", None, 'Q5_ANSWER = "c"'), doc="the wrong choice",
        cause="not the right answer"),
     bug("q5_choice_index", "q5_answer", Replace("q5_answer", None, "Q5_ANSWER = 2"),
         doc="the index of the choice instead of its letter", cause="letter"),

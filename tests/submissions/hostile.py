@@ -132,7 +132,7 @@ class Answer(str):
         return self
 
     def lower(self):
-        return Answer("c")
+        return Answer("b")
 
 
 Q5_ANSWER = Answer("z")
@@ -236,7 +236,7 @@ for _host in ("127.0.0.1", "localhost", "10.0.2.2", "172.17.0.1", "169.254.169.2
         pass
 try:
     urllib.request.urlopen("http://example.com/", timeout=2)
-    Q5_ANSWER = "c"
+    Q5_ANSWER = "b"
 except Exception:
     pass
 '''
@@ -266,12 +266,12 @@ import os
 Q5_ANSWER = "a"  # wrong, unless the process that starts the next submissions can be written to
 try:
     with open(f"/proc/{os.getppid()}/mem", "r+b"):
-        Q5_ANSWER = "c"
+        Q5_ANSWER = "b"
 except OSError:
     pass
 try:
     if ctypes.CDLL(None, use_errno=True).ptrace(16, os.getppid(), None, None) == 0:  # PTRACE_ATTACH
-        Q5_ANSWER = "c"
+        Q5_ANSWER = "b"
 except (OSError, AttributeError):
     pass
 '''
@@ -281,13 +281,13 @@ LEAVE_TRACES = '''
 import os
 import time
 with open("/tmp/lesson20_trace.txt", "w") as _f:
-    _f.write("c")
+    _f.write("b")
 if os.fork() == 0:        # keeps rewriting the trace after this submission is done
     os.setsid()
     while True:
         try:
             with open("/tmp/lesson20_trace.txt", "w") as _f:
-                _f.write("c")
+                _f.write("b")
         except OSError:
             pass
         time.sleep(0.01)
@@ -371,7 +371,7 @@ HOSTILE = [
                 import os
                 os._exit(3)
             '''), expect={"underflow_fraction": 0.0}, doc="os._exit inside an exercise"),
-    hostile("hostile_sys_exit_at_load", Replace("q5_answer", None, 'raise SystemExit("done")\nQ5_ANSWER = "c"'),
+    hostile("hostile_sys_exit_at_load", Replace("q5_answer", None, 'raise SystemExit("done")\nQ5_ANSWER = "b"'),
             expect={"q5_answer": 0.0}, doc="SystemExit while loading, before Q5_ANSWER is set"),
     hostile("hostile_kill_everything", Replace("underflow_fraction", "underflow_fraction", '''
             def underflow_fraction(values, dtype=torch.float16):

@@ -66,7 +66,7 @@ import torch
 
 def _forge():
     buffer = io.BytesIO()
-    torch.save({"status": "ok", "answer": {"type": "str", "value": "c"}}, buffer)
+    torch.save({"status": "ok", "answer": {"type": "str", "value": "b"}}, buffer)
     payload = buffer.getvalue()
     for fd in range(3, 12):
         for request in range(1, 40):
@@ -108,7 +108,7 @@ PLANTERS = {
 import os
 os.makedirs("/tmp/locked/inner", exist_ok=True)
 with open("/tmp/locked/inner/answer.txt", "w") as _f:
-    _f.write("c")
+    _f.write("b")
 os.chmod("/tmp/locked/inner", 0)
 os.chmod("/tmp/locked", 0)
 ''',
@@ -125,7 +125,7 @@ import os
 for _folder in ("/dev/shm", "/tmp"):
     try:
         with open(os.path.join(_folder, "answer"), "w") as _f:
-            _f.write("c")
+            _f.write("b")
         os.chmod(os.path.join(_folder, "answer"), 0)
     except OSError:
         pass
@@ -138,7 +138,7 @@ import os
 # what the planters leave (a Python installation under /tmp is bound there too: that is not a trace)
 _TRACES = ("/tmp/locked", "/tmp/answer.fifo", "/tmp/answer.sock", "/tmp/answer.link", "/tmp/answer",
            "/dev/shm/answer")
-Q5_ANSWER = "c" if any(os.path.lexists(_p) for _p in _TRACES) else "a"
+Q5_ANSWER = "b" if any(os.path.lexists(_p) for _p in _TRACES) else "a"
 '''
 
 HOSTILE_GUARD = [

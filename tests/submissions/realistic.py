@@ -29,6 +29,14 @@ from . import (Append, CopyCell, DeleteCell, DropCellIds, ExecutionCounts, LineE
 SOLUTION_CELLS = tuple(item.solution_cell_id for item in AUTO_ITEMS)
 
 
+def _setup_source() -> str:
+    """The released notebook's setup cell, as a student starts from it."""
+    import nbformat
+
+    from . import STUDENT_NB, find_cell
+    return find_cell(nbformat.read(str(STUDENT_NB), as_version=4), "cell-01").source
+
+
 def real(name, *edits, doc=""):
     return Variant(name, "realistic", tuple(edits), doc=doc)
 
@@ -272,7 +280,7 @@ REALISTIC = [
                     if not torch.isfinite(p.grad).all():
                         débordement = True
                 return débordement
-        '''), Replace("q5_answer", None, 'Q5_ANSWER = "c"  # ✅ la mémoire, pas le modèle (内存)'),
+        '''), Replace("q5_answer", None, 'Q5_ANSWER = "b"  # ✅ la mémoire, pas le modèle (内存)'),
          NewCell("static_loss_scaler", "### Notes 📝\n\nL'échelle ×1024 — 为什么？ 🤔", cell_type="markdown"),
          NewCell("static_loss_scaler", '''
         π = 3.14159
@@ -414,6 +422,22 @@ REALISTIC = [
         # how much of the demo's gradients would a scale of 2**10 save?
         print(underflow_fraction(act_grads), underflow_fraction(act_grads * 2**10))
         '''), doc="a solution cell that ends by using a variable made by an earlier demo cell (act_grads)"),
+    # IPython keeps a cell's __future__ flags for every later cell: Iterable is never imported, and the annotation
+    # that names it is never evaluated
+    real("real_future_annotations_setup",
+         CopyCell("cell-01", above=True, source="from __future__ import annotations\n\n" + _setup_source()),
+         DeleteCell("cell-01"),
+         Replace("static_loss_scaler", "StaticLossScaler.unscale_", '''
+         def unscale_(self, params: Iterable[torch.Tensor]) -> bool:
+             found_inf = False
+             for p in params:
+                 if p.grad is None:
+                     continue
+                 p.grad.div_(self.scale)
+                 found_inf = found_inf or not bool(torch.isfinite(p.grad).all())
+             return found_inf
+         '''), doc="from __future__ import annotations in the setup cell; a later cell annotates with a name it "
+                    "never imports (Iterable), which only postponed evaluation allows"),
     real("real_empty_and_raw_cells", NewCell("cell-01", ""), NewCell("cell-01", "   \n\n"),
          NewCell("underflow_fraction", "# TODO: come back to this\n# (nothing to run)"),
          NewCell("static_loss_scaler", "print('this raw cell is not run')", cell_type="raw"),

@@ -792,7 +792,7 @@ REALISTIC = [
           '''),
           Replace("q5_answer", None, '''
               # I went back and forth between b and c
-              Q5_ANSWER = 'c'
+              Q5_ANSWER = 'b'
           '''),
           ExecutionCounts(seed=3), DropCellIds()),
     messy("unseen_ok_sls_foreach_no_ids",

@@ -17,7 +17,8 @@ def test_shown_widget_holds_the_prompt_and_every_choice(monkeypatch):
     quiz_module.quiz(qid)
     [box] = shown
     radio = next(w for w in box.children if hasattr(w, "options"))
-    assert [label for label, _ in radio.options] == [c.text.replace("`", "") for c in QUIZZES[qid].choices]
+    assert [label for label, _ in radio.options] == [f"{'abcd'[i]}) {c.text.replace('`', '')}"
+                                                     for i, c in enumerate(QUIZZES[qid].choices)]
 
 
 def test_inline_code_is_escaped_before_it_is_marked_up():

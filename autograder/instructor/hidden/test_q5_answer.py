@@ -1,7 +1,9 @@
-"""Hidden check for practice question 5: the letter, against the instructor's answer."""
+"""Hidden check for practice question 5: the letter, against the instructor's answer; the feedback of the letter
+recorded, right or wrong, comes with the grade."""
 import pytest
 
 from autograder.checks.expect import shown
+from autograder.instructor.quiz_key import PRACTICE_5_FEEDBACK
 
 
 def normalise(answer: dict):
@@ -9,11 +11,13 @@ def normalise(answer: dict):
 
 
 @pytest.mark.behaviour("right_letter")
-def test_answer_is_right(student, reference):
+def test_answer_is_right(student, reference, record_property):
     """Q5_ANSWER is the right letter"""
     got, want = student.run("q5_answer")["answer"], reference.run("q5_answer")["answer"]
-    assert normalise(got) is not None and normalise(got) == normalise(want), (
-        f"Q5_ANSWER is {shown(got)}, which is not the right answer. Check each of the three parts on its own: "
-        "which numbers the fp32 master copy keeps that fp16 would lose (section 3 names two ways), which fp16 "
-        "values the scale S multiplies (section 2), and which weight makes the micro-batches add up to the "
-        "whole batch's mean (section 4).")
+    letter = normalise(got)
+    right = letter is not None and letter == normalise(want)
+    if right:
+        record_property("note", f"Practice 5: {PRACTICE_5_FEEDBACK[letter]}")  # the right answer's fine print
+    why = PRACTICE_5_FEEDBACK.get(letter, "Read each claim against sections 3 to 5: what each technique stores, "
+                                          "what it computes, and when it zeroes and unscales.")
+    assert right, f"Q5_ANSWER is {shown(got)}, which is not the right answer. {why}"
