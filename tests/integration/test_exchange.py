@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.items import ASSIGNMENT, AUTO_ITEMS
+from autograder.items import ASSIGNMENT, AUTO_ITEMS, ITEMS
 from tests.helpers import ROOT, STUDENT_NB, read
 from tests.submissions import make_submission
 
@@ -220,8 +220,9 @@ def test_exchange_round_trip():
         assert len({p.read_bytes() for p in pages.values()}) == len(students)
         # the written answer's score, given by hand after `grade` wrote the pages, is on the page handed back
         text = re.sub(r"<[^>]+>", "", pages[right].read_text())
-        assert f"{ASSIGNMENT} (Score: {float(round(rows[right]['total'], 2))} / " in text
-        assert f"Score: {float(MANUAL_SCORE)} / " in text
+        assert f"{ASSIGNMENT}: {round(rows[right]['total'], 2):g} of " in text
+        item = next(i for i in ITEMS if i.id == MANUAL_ID)
+        assert re.search(rf"{re.escape(item.title)}\s*{MANUAL_SCORE:g} / {item.points:g}", text)  # its summary row
 
         # 6. no student reads another's work or feedback, in their home or in the exchange
         submissions = {s: users.home(s) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb" for s in students}
