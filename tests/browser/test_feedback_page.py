@@ -10,6 +10,7 @@ from autograder.instructor.page_summary import summarize
 from autograder.items import ASSIGNMENT, AUTO_ITEMS, ITEMS, MANUAL_ITEMS, SOLUTION_SUFFIX
 from tests.browser.conftest import ARTIFACTS
 from tests.graded_class import ANSWERS, BUGGY
+from tests.unit.instructor.test_model_answers import instructor_answers, shown_sentences
 
 pytestmark = pytest.mark.browser
 PARTIAL = BUGGY[0]  # the class's typical student: some items right, one central mistake
@@ -82,6 +83,9 @@ def test_the_page_shows_what_the_student_submitted_and_folds_the_lesson(page, br
                     assert text in shown, f"{student}'s {grade_id}: {text!r} is not shown"
         for item in MANUAL_ITEMS if student == "bob" else ():
             expect(page.locator(f"[id='{item.id}']")).to_contain_text(ANSWERS[item.id])
+        secret = set().union(*map(shown_sentences, instructor_answers().values()))
+        leaked = [s for s in secret if s in " ".join(page.locator("body").text_content().split())]
+        assert len(secret) >= 12 and not leaked, f"a model answer is on {student}'s page: {leaked[:1]}"
         folds = page.locator("details.lesson20-lesson")
         expected = summarize(nbformat.read(str(out / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"),
                                            as_version=4).cells)["folds"]
