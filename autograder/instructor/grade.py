@@ -38,10 +38,10 @@ from .staging import NOTEBOOK, Staged, select_students, stage, staged_notebook, 
 from .state import StudentRecord, load_state, save_state
 from .workers import Workers
 
-# quiz widgets, the command line, the progress display, the class report, the LMS files and the similarity
-# page decide no grade
+# quiz widgets, the command line, the progress display, the class report, the LMS files, the similarity
+# page and formgrader's model answers (read by formgrader as it shows a page) decide no grade
 NOT_GRADING = {"quiz.py", "quizzes.py", "__main__.py", "progress.py", "class_report.py", "lms.py", "similarity.py",
-               "similarity_page.py"}
+               "similarity_page.py", "model_answers.py"}
 DEATHS = 2  # a student whose grading process dies this many times is recorded as "error"
 # tests only: "<student>:kill" or "<student>:hang" in its grading process, several separated by commas
 TEST_FAULT = "LESSON20_TEST_GRADER_FAULT"
