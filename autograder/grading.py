@@ -14,7 +14,7 @@ from typing import Literal
 from .backends import SandboxStudent, plain_problem
 from .cells import notebook_cells
 from .items import AUTO_ITEMS, get_item
-from .report import item_text
+from .report import first_failure, item_text
 from .runner import ItemResult, Outcome, run_checks
 from .limits import Limits
 from .sandbox import Sandbox, SandboxError
@@ -58,6 +58,19 @@ class SubmissionResult:
         if self.status != "graded":
             lines.append(not_graded(self.status, self.reason))
         return "\n".join(lines + [item_text(result)] + result.said)
+
+    def first_message(self, item_id: str) -> str:
+        """What the item's report asks the student to fix first, for the feedback page's summary: its review,
+        an error in its cells, the notebook's failure, else its checks' first failure ("" for none)."""
+        result = self.items[item_id]
+        if result.review:
+            return set_aside(result.review)
+        problems = [problem_text(p) for p in self.problems if p.get("item") == item_id]
+        if problems and result.score < result.item.points:
+            return problems[0]
+        if self.status != "graded":
+            return not_graded(self.status, self.reason)
+        return first_failure(result)
 
 
 def _first(lines: list, what: str) -> list:

@@ -63,6 +63,17 @@ def _rows(result):
         yield ("✓" if b["earned"] else "✗"), f"{b['earned']:g}/{b['points']:g}", text, failures
 
 
+def first_failure(result) -> str:
+    """The first thing the item's report says went wrong: its one reason, or its first failing check's message;
+    "" when nothing failed."""
+    if not result.outcomes:
+        return NO_CHECKS
+    reason = _single_reason(result)
+    if reason:
+        return reason
+    return next((f["message"] for b in result.behaviours() if b["earned"] is not None for f in b["failures"]), "")
+
+
 def item_text(result) -> str:
     lines = [_summary(result)]
     if not result.outcomes:

@@ -286,6 +286,18 @@ def failure_page(assignment: str, notebook: str, status: str, reason: str, items
             f"instructor to grade it again.</p><table>{rows}</table></body></html>\n")
 
 
+# ---- The feedback page's summary and folds (instructor/page_summary.py) ----
+
+ANSWER_NOT_GRADED = "Not graded yet: your instructor reads this answer."
+
+
+def lesson_fold(headings: list, cells: int) -> str:
+    """The label of a folded run of the lesson's own cells: the headings in it, and how many cells it holds."""
+    shown = "; ".join(headings[:3]) + ("; …" if len(headings) > 3 else "")
+    count = f"{cells} cell{'s' * (cells != 1)}"
+    return f"Lesson text: {shown} ({count})" if shown else f"Lesson text ({count})"
+
+
 # ---- Why a submission is not simply "graded": the reason in grades.json, for the instructor ----
 
 # grading.py: how the notebook's run went

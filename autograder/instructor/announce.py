@@ -1,10 +1,11 @@
-"""AnnounceSubmission: a GenerateFeedback step that opens the feedback page with when the submission counts as
-submitted, how late it was and what that cost (text.submission_line, from arrival.lateness), as left in the
-grading's sink by the pipeline or by handback. Nothing is added where there is no due date."""
-from nbformat.v4 import new_markdown_cell
+"""AnnounceSubmission: a GenerateFeedback step that puts, among the notes at the top of the feedback page, when the
+submission counts as submitted, how late it was and what that cost (text.submission_line, from
+arrival.lateness), as left in the grading's sink by the pipeline or by handback. Nothing is added where there is
+no due date."""
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Instance
 
+from .page_summary import add_page_note
 from .sink import ResultSink, notebook_key
 
 
@@ -16,5 +17,5 @@ class AnnounceSubmission(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         text = self.sink.take_note(notebook_key(resources))
         if text:  # the grader's own words and times: nothing from the submission
-            nb.cells.insert(0, new_markdown_cell(text, metadata={"lesson20": "submission"}))
+            add_page_note(resources, text)
         return nb, resources

@@ -15,18 +15,27 @@ in two ways that leave what a browser shows the same.
    cells are the lesson's own, the same on every student's page: each result is kept (`Recent`, the most
    recent within 4 M characters per grading process) and a cell seen before costs a dictionary lookup.
 
-tests/browser/test_hostile_html.py opens this page and nbconvert's own side by side and compares what
-they show: every element's visible text and attributes.
+4. The page's markdown (`page_markdown`, formulas as MathML: sanitize.py) is kept the same way.
+
+Its template is templates/lesson20_feedback.html.j2, which page_summary.py's GenerateFeedback steps feed;
+`configure_pages` installs both pages' templates and filters: this one, and formgrader's manual-grading page.
+
+tests/browser/test_hostile_html.py opens this page and nbconvert's own, made with the same template, side by side
+and compares what they show: every element's visible text and attributes.
 """
+import json
 from collections import OrderedDict
 from html import escape
 from html.parser import HTMLParser
+from pathlib import Path
 
-from jinja2 import MemcachedBytecodeCache
+from jinja2 import MemcachedBytecodeCache, pass_context
 from nbconvert.exporters import HTMLExporter, TemplateExporter
 from nbconvert.filters.highlight import Highlight2HTML
 from nbconvert.filters.strings import clean_html
 from nbconvert.filters.widgetsdatatypefilter import WidgetsDataTypeFilter
+
+from .sanitize import clean, page_html, page_markdown
 
 NO_ALT = "No description has been provided for this image"  # nbconvert's own placeholder
 FOCUSABLE = ("jp-Cell-inputWrapper", "jp-OutputArea-output")  # div classes nbconvert makes focusable
@@ -34,6 +43,8 @@ NOTEBOOK = "jp-Notebook"
 VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
 KEPT = 1 << 22  # characters kept of each kind per grading process: the lesson's cells' (about 0.2 M), and a class's common answers
 ENTRY = 256  # what keeping one result costs besides its characters (the key, the dictionary's entry), counted as characters
+TEMPLATES = Path(__file__).parent / "templates"  # the two pages' templates, and what they share
+FILTERS = "autograder.instructor.feedback_page"
 
 
 class _Kept(dict):
@@ -154,6 +165,43 @@ def _highlight(lexer: str, options: tuple, language, magics: tuple, source: str)
 
 _cleaned = Recent(clean_html, KEPT)
 _highlighted = Recent(_highlight, KEPT)
+
+
+@pass_context
+def markdown_filter(context, source) -> str:
+    """The template's filter for a markdown cell: page_markdown with the cell's attachments, kept for a cell
+    seen before."""
+    cell = context.get("cell", {})
+    attachments = cell.get("attachments") if isinstance(cell, dict) else None
+    return _markdown(str(source), json.dumps(attachments, sort_keys=True) if attachments else "")
+
+
+def _page_markdown(source: str, attachments: str) -> str:
+    return page_markdown(source, json.loads(attachments) if attachments else {})
+
+
+_markdown = Recent(_page_markdown, KEPT)
+
+
+def comment_html(comment) -> str:
+    """A grader's comment, markdown rendered and cleaned (sanitize.clean): it is shown on the student's page."""
+    return clean(page_html(str(comment), {}))
+
+
+def configure_pages(c):
+    """The pages' templates and filters, in the traitlets Config `c`. The feedback page: FeedbackPage's own
+    settings. formgrader's page: its exporter is nbconvert's HTMLExporter (nbgrader names the template folder
+    `formgrade`; this names the file, ours, which extends nbgrader's); as FeedbackPage is an HTMLExporter too,
+    its own settings replace these."""
+    c.HTMLExporter.template_file = "lesson20_formgrade.html.j2"
+    c.HTMLExporter.extra_template_paths = [str(TEMPLATES)]
+    c.HTMLExporter.filters = {"markdown2html": f"{FILTERS}.markdown_filter",
+                              "model_answer": "autograder.instructor.model_answers.model_answer"}
+    c.FeedbackPage.template_file = "lesson20_feedback.html.j2"
+    c.FeedbackPage.extra_template_paths = [str(TEMPLATES)]
+    c.FeedbackPage.filters = {"page_markdown": f"{FILTERS}.markdown_filter", "comment_html": f"{FILTERS}.comment_html"}
+    c.FeedbackPage.exclude_input_prompt = True
+    c.FeedbackPage.exclude_output_prompt = True
 
 
 def _clean_html(element) -> str:

@@ -9,7 +9,8 @@ README, "How a submission is graded", follows a submission through this module. 
    report and score, which SaveAutoGrades records in the gradebook, and puts its whole result, with
    RepairStructure's repairs, in the grading's sink (sink.py), which `configure` gives every step and
    this module takes the student's result from;
-2. runs nbgrader's GenerateFeedback converter: the feedback page, from the autograded notebook;
+2. runs nbgrader's GenerateFeedback converter: the feedback page, from the autograded notebook and the
+   gradebook (FEEDBACK's steps, then feedback_page.FeedbackPage);
 3. writes the student's record (state.py) once: status (StudentRecord.settle), reason, each item's score
    and rubric, the failing checks' messages, and the seconds it took.
    `export` (gradebook.py) takes the autograded scores from it, and from the gradebook only what people scored.
@@ -26,7 +27,7 @@ import warnings
 from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme, GetGrades,
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearHiddenTests, ClearMarkScheme,
                                     ClearOutput, ComputeChecksums, DeduplicateIds, IgnorePattern, IncludeHeaderFooter,
                                     InstantiateTests, LimitOutput, LockCells, OverwriteCells, OverwriteKernelspec,
                                     SaveAutoGrades, SaveCells)
@@ -37,8 +38,9 @@ from ..text import NO_RESULTS, autograde_refused, clip, gradebook_error, no_feed
 from .announce import AnnounceSubmission
 from .answers import answer_hashes, hand_scores, keep_hand_scores
 from .arrival import lateness
-from .feedback_page import FeedbackPage
+from .feedback_page import FeedbackPage, configure_pages
 from .gradebook import NOT_IN_SESSION, record_penalties, zero_submission
+from .page_summary import GetPageGrades, SummarizePage
 from .preprocessor import GradeOutOfProcess
 from .stubs import ClearSolutionsNamed
 from .repair import RepairStructure
@@ -71,9 +73,10 @@ SANITIZE = [RepairStructure, ClearOutput, DeduplicateIds, OverwriteKernelspec, O
 AUTOGRADE = [GradeOutOfProcess, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, FlagForReview,
              AssignLatePenalties, CheckCellMetadata]
 
-# GenerateFeedback: nbgrader's steps, with the line on the submission's time and lateness first on the page
-FEEDBACK = [GetGrades, AnnounceSubmission, CSSHTMLHeaderPreprocessor]
-
+# The feedback page (GenerateFeedback): nbgrader's GetGrades, which also notes the answers a person has yet to
+# grade; the submission's time and lateness as a page note (announce.py); then the page's summary and folds from
+# those grades (page_summary.py), then nbgrader's CSS step.
+FEEDBACK = [GetPageGrades, AnnounceSubmission, SummarizePage, CSSHTMLHeaderPreprocessor]
 
 DB_ERRORS = ("sqlalchemy", "psycopg", "InvalidEntry", "database is locked", "OperationalError")
 
@@ -89,6 +92,7 @@ def configure(c, root=None):
     c.Autograde.autograde_preprocessors = list(AUTOGRADE)
     c.GenerateFeedback.exporter_class = FeedbackPage
     c.GenerateFeedback.preprocessors = list(FEEDBACK)
+    configure_pages(c)  # the feedback page's template, and formgrader's manual-grading page's
     c.OverwriteCells.add_missing_cells = True  # a test cell a student deleted comes back, rather than scoring 0
     sink = ResultSink()  # the steps hand what they found to grade_student through it
     for step in (RepairStructure, GradeOutOfProcess, FlagForReview, AnnounceSubmission):

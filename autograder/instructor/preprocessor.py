@@ -17,6 +17,11 @@ from .sink import ResultSink, notebook_key
 from .staging import EXCHANGE_FILES
 
 
+# where a check cell's score output carries the first thing its report asks the student to fix: the feedback
+# page's summary reads it (page_summary.py); nbgrader reads only the output's text, the score
+FIRST_MESSAGE = "lesson20_first_message"
+
+
 class GradeOutOfProcess(NbGraderPreprocessor):
 
     limits = Instance("autograder.limits.Limits", kw={},
@@ -53,8 +58,10 @@ class GradeOutOfProcess(NbGraderPreprocessor):
             if grade_id in result.items:
                 item = result.items[grade_id]
                 score = min(item.score, float(cell.metadata.nbgrader.points))
+                fix = result.first_message(grade_id) if score < float(cell.metadata.nbgrader.points) else ""
                 cell.outputs = [new_output("stream", name="stdout", text=result.report(grade_id) + "\n"),
-                                new_output("execute_result", data={"text/plain": f"{score:g}"}, execution_count=None)]
+                                new_output("execute_result", data={"text/plain": f"{score:g}"}, execution_count=None,
+                                           metadata={FIRST_MESSAGE: fix} if fix else {})]
             else:  # a test cell this lesson does not know: never full marks by default
                 cell.outputs = [new_output("error", ename="UnknownTest", evalue=f"no checks for {grade_id}",
                                            traceback=[f"the lesson20 autograder has no checks for {grade_id!r}"])]

@@ -19,11 +19,17 @@ answer handed in as a code cell back into markdown), and both pages are made fro
 * metadata: a cell keeps nbgrader's (known keys, grade ids as nbgrader writes them) and the grader's own
   copy mark; tags, widget state and the rest go. The notebook keeps its kernel's and the grader's repairs.
 * attachments: raster images only, as valid base64.
+
+The pages themselves render markdown with `page_markdown`: the same renderer, except that each formula is drawn as
+MathML (latex2mathml), which the browser draws without a script, where JupyterLab draws it with MathJax; the
+formula's MathML is cleaned to MathML's presentation elements (`math_html`), so that nothing in a formula
+becomes a link, a script or a style. The check above covers the rest of the page, which renders as it did.
 """
 import base64
 import binascii
 import html
 
+import latex2mathml.converter
 import nh3
 from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
 from nbconvert.filters.strings import strip_files_prefix
@@ -48,6 +54,15 @@ NOTEBOOK_KEYS = ("kernelspec", "language_info")
 MAX_RENDERED = 5_000     # characters of one markdown cell that may be rendered (twice at most)
 RENDER_BUDGET = 50_000   # characters of markdown rendered in one notebook, the instructor's text aside
 MAX_SHOWN = 20_000       # characters of a cell shown as text; the submitted notebook keeps the whole of it
+# MathML's presentation elements and attributes, as latex2mathml writes them: no href, no style, no event
+MATHML_TAGS = {"math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msup", "msub", "msubsup", "mfrac",
+               "msqrt", "mroot", "mover", "munder", "munderover", "mstyle", "mpadded", "mphantom", "merror",
+               "mtable", "mtr", "mtd", "menclose", "semantics", "annotation"}
+MATHML_ATTRIBUTES = {"math": {"xmlns", "display"}, "*": {
+    "mathvariant", "mathcolor", "mathbackground", "displaystyle", "scriptlevel", "stretchy", "fence", "separator",
+    "symmetric", "largeop", "movablelimits", "accent", "accentunder", "form", "lspace", "rspace", "minsize",
+    "maxsize", "linethickness", "width", "height", "depth", "columnalign", "rowalign", "columnspacing",
+    "rowspacing", "columnlines", "rowlines", "frame", "notation", "encoding"}}
 
 
 class SanitizeHtml(NbGraderPreprocessor):
@@ -79,6 +94,36 @@ class SanitizeHtml(NbGraderPreprocessor):
 def page_html(source: str, attachments: dict) -> str:
     """A markdown cell's HTML as nbgrader's formgrader and feedback templates make it."""
     renderer = IPythonRenderer(escape=False, attachments=attachments)
+    return strip_files_prefix(MarkdownWithMath(renderer=renderer).render(source))
+
+
+def math_html(latex: str, display: bool):
+    """A formula as MathML, cleaned to MathML's presentation elements; None where latex2mathml cannot read it."""
+    try:
+        mathml = latex2mathml.converter.convert(latex, display="block" if display else "inline")
+    except Exception:  # latex2mathml's own errors, and RecursionError for a formula nested thousands deep
+        return None
+    return nh3.clean(mathml, tags=MATHML_TAGS, attributes=MATHML_ATTRIBUTES, url_schemes=set(),
+                     strip_comments=True)
+
+
+class MathRenderer(IPythonRenderer):
+    """nbconvert's markdown renderer, with each formula as MathML where latex2mathml reads it (else as
+    nbconvert writes it, its text between dollars)."""
+
+    def inline_math(self, body: str) -> str:
+        return math_html(body, False) or super().inline_math(body)
+
+    def block_math(self, body: str) -> str:
+        return math_html(body, True) or super().block_math(body)
+
+    def latex_environment(self, name: str, body: str) -> str:
+        return math_html(f"\\begin{{{name}}}{body}\\end{{{name}}}", True) or super().latex_environment(name, body)
+
+
+def page_markdown(source: str, attachments: dict) -> str:
+    """A markdown cell's HTML on the feedback page and in formgrader: page_html, formulas drawn as MathML."""
+    renderer = MathRenderer(escape=False, attachments=attachments)
     return strip_files_prefix(MarkdownWithMath(renderer=renderer).render(source))
 
 

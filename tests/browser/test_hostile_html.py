@@ -95,16 +95,22 @@ SHOWN = """() => ({text: document.body.innerText, images: document.images.length
 
 
 def nbconverts_own_page(out, folder):
-    """The student's feedback page as nbgrader's GenerateFeedback makes it with nbconvert's own HTMLExporter."""
+    """The student's feedback page as nbgrader's GenerateFeedback makes it with nbconvert's own HTMLExporter, from
+    the same template, steps and filters."""
     from nbconvert.exporters import HTMLExporter
     from nbgrader.converters import GenerateFeedback
 
     from autograder.instructor.course import nbgrader_config
     from autograder.instructor.pipeline import run_converter
     from autograder.limits import Limits
+
+    class NbconvertsOwn(HTMLExporter):  # a name of its own, to take FeedbackPage's settings and only those
+        pass
+
     cfg = nbgrader_config(out, f"sqlite:///{out / 'gradebook.db'}", Limits())
     cfg.CourseDirectory.feedback_directory = str(folder)
-    cfg.GenerateFeedback.exporter_class = HTMLExporter
+    cfg.GenerateFeedback.exporter_class = NbconvertsOwn
+    cfg.NbconvertsOwn = cfg.FeedbackPage
     assert run_converter(cfg, STUDENT, GenerateFeedback) == ""
     return folder / STUDENT / ASSIGNMENT / f"{ASSIGNMENT}.html"
 

@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from autograder.items import ASSIGNMENT, MANUAL_ITEMS
+from tests.browser.conftest import ARTIFACTS
 from tests.graded_class import ANSWERS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -114,3 +115,40 @@ def test_manual_grade_reaches_gradebook(jupyter, page, graded_class_copy):
     item = next(i for i in MANUAL_ITEMS if i.id == SCORED)
     assert after["items"][SCORED] == {"score": SCORE, "max_score": float(item.points)}
     assert after["total"] == pytest.approx(before["total"] + SCORE)
+
+
+def test_formgrader_shows_the_model_answer_and_rubric_beside_each_written_answer(jupyter, page, graded_class_copy):
+    """bob's manual-grading page: beside each written answer, with its score field, the model answer and rubric
+    of the instructor notebook; the lesson's table and formulas drawn; the check reports wrapped."""
+    from nbgrader.api import Gradebook
+
+    from tests.unit.instructor.test_model_answers import instructor_answers, shown_sentences
+    with Gradebook(f"sqlite:///{graded_class_copy / 'gradebook.db'}", course_id=ASSIGNMENT) as gb:
+        submission_id = gb.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, "bob").id
+    server = jupyter("lab", root_dir=graded_class_copy, cwd=graded_class_copy)
+    open_formgrader(page, server)
+    page.goto(server.url(f"formgrader/submissions/{submission_id}"))
+    viewport = page.viewport_size["width"]
+    for item in MANUAL_ITEMS:
+        score = page.locator(f"input.score#{item.id}")
+        expect(score).to_be_visible(timeout=30_000)
+        beside = page.locator(".lesson20-beside").filter(has=score)
+        answer, model = beside.locator(".lesson20-student"), beside.locator(".lesson20-model")
+        expect(answer).to_contain_text(ANSWERS[item.id])
+        for sentence in shown_sentences(instructor_answers()[item.id]):
+            expect(model).to_contain_text(sentence)
+        left, right = answer.bounding_box(), model.bounding_box()
+        assert left["x"] + left["width"] <= right["x"] and right["y"] < left["y"] + left["height"], (left, right)
+        assert right["x"] + right["width"] <= viewport, "the rubric is cut off at the right edge"
+    intro = page.locator(".rendered_html table").first  # the lesson's table of exercises, its columns apart
+    cells = intro.locator("tbody tr").first.locator("td")
+    first, second = cells.nth(1).bounding_box(), cells.nth(2).bounding_box()
+    assert first["x"] + first["width"] <= second["x"]
+    intro.screenshot(path=str(ARTIFACTS / "formgrader_intro_table.png"))
+    assert page.locator("math").count() > 0 and page.locator("math").first.bounding_box()["width"] > 0
+    wide = page.evaluate("""() => [...document.querySelectorAll('.lesson20-report')]
+        .filter(e => e.scrollWidth > e.clientWidth + 1).length""")
+    assert wide == 0 and page.evaluate("document.documentElement.scrollWidth") <= viewport
+    assert page.locator(".output_execute_result").count() == 0
+    page.locator(".lesson20-beside").first.scroll_into_view_if_needed()  # for the screenshot the fixture takes
+    page.evaluate("window.scrollBy(0, -200)")

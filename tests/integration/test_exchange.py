@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.items import ASSIGNMENT, AUTO_ITEMS
+from autograder.items import ASSIGNMENT, AUTO_ITEMS, ITEMS
 from autograder.instructor.settings import iso
 from tests.helpers import STUDENT_NB, read
 from tests.integration.unix_users import NEEDS_USERS, PYTHON, Users, checkout, edited, mode, set_course, uid
@@ -157,8 +157,9 @@ def test_exchange_round_trip():
                                      rf"{entry['max_score']:g} points", text), (student, grade_id)
         assert len({p.read_bytes() for p in pages.values()}) == len(students)
         text = re.sub(r"<[^>]+>", "", pages[right].read_text())
-        assert f"{ASSIGNMENT} (Score: {float(round(rows[right]['total'], 2))} / " in text
-        assert f"Score: {float(MANUAL_SCORE)} / " in text
+        assert f"{ASSIGNMENT}: {round(rows[right]['total'], 2):g} of " in text
+        item = next(i for i in ITEMS if i.id == MANUAL_ID)
+        assert re.search(rf"{re.escape(item.title)}\s*{MANUAL_SCORE:g} / {item.points:g}", text)  # its summary row
         assert "not checked: this grading machine could not check it" in text  # said on the student's page
 
         # 7. no student reads another's work or feedback, nor anything the instructor keeps

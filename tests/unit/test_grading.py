@@ -71,3 +71,18 @@ def test_a_sandbox_that_breaks_unexpectedly_while_loading_is_still_closed(monkey
     with pytest.raises(TypeError):
         grading.grade_notebook(make_submission("reference"))
     assert closed == [True]
+
+
+def test_the_first_message_is_the_first_thing_the_report_asks_to_fix():
+    """Set aside for review, then an error in the item's own cells, then its checks' first failure: the order the
+    report itself gives them."""
+    item = get_item("static_loss_scaler")
+    failing = ItemResult(item, [Outcome("unscale", False, "divide in place")])
+    result = SubmissionResult("graded", items={item.id: failing})
+    assert result.first_message(item.id) == "divide in place" and "divide in place" in result.report(item.id)
+    error = {"cell": 4, "line": 2, "type": "NameError", "message": "name 'x' is not defined", "item": item.id}
+    result.problems.append(error)
+    assert result.first_message(item.id) == problem_text(error) and problem_text(error) in result.report(item.id)
+    failing.review.append("reading the interpreter's frames")
+    assert "reading the interpreter's frames" in result.first_message(item.id)
+    assert result.first_message(item.id) in result.report(item.id)

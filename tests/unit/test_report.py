@@ -24,3 +24,12 @@ def test_failures_say_why_once_and_hidden_checks_are_marked():
 def test_html_escapes_student_text():
     page = item_html(result(Outcome("<b>", False, "<script>alert(1)</script>"), Outcome("ok", True)))
     assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_the_first_failure_is_the_first_failing_checks_message_as_the_report_shows_it():
+    from autograder.report import first_failure
+    failing = result(Outcome("scales", True), Outcome("unscale", False, "divide in place"),
+                     Outcome("again", False, "copy first", hidden=True))
+    assert first_failure(failing) == "divide in place" and "divide in place" in item_text(failing)
+    assert first_failure(result(Outcome("a", False, "x", reason="not_implemented"))) == NOT_IMPLEMENTED
+    assert first_failure(result(Outcome("ok", True))) == ""

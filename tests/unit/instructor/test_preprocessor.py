@@ -87,3 +87,15 @@ def test_the_repairs_from_the_sink_reach_the_result_and_its_reason(graded):
     texts = [r.text for r in result.repairs]  # the sink's first, then what the grader found in this tiny notebook
     assert texts[0] == REPAIRED and not any("bob" in t for t in texts)  # ada's, not bob's
     assert REPAIRED in result.reason
+
+
+def test_a_score_below_full_carries_the_first_thing_its_report_asks_to_fix(graded):
+    """For the feedback page's summary (page_summary.py): the failing check's own message, which the report holds,
+    on the score's output; nothing on a full score. nbgrader reads only the output's text."""
+    from autograder.instructor.preprocessor import FIRST_MESSAGE
+    cells, result = graded
+    [wrong] = [o for o in cells[WRONG].outputs if o.output_type == "execute_result"]
+    [right] = [o for o in cells[RIGHT].outputs if o.output_type == "execute_result"]
+    fix = wrong.metadata[FIRST_MESSAGE]
+    assert fix and fix in report(cells[WRONG]) and "returned -1.0" in fix
+    assert fix == result.first_message(WRONG) and FIRST_MESSAGE not in right.metadata

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from autograder.cells import COPY_KEY
 from autograder.instructor.repair import RepairStructure
-from autograder.instructor.sanitize import (MAX_RENDERED, RENDER_BUDGET, Budget, SanitizeHtml, as_text, page_html,
-                                            raster_attachments, renders_clean, safe_markdown)
+from autograder.instructor.sanitize import (MAX_RENDERED, RENDER_BUDGET, Budget, SanitizeHtml, as_text, math_html,
+                                            page_html, page_markdown, raster_attachments, renders_clean, safe_markdown)
 from tests.submissions import make_submission
 from tests.submissions.hostile_html import HOSTILE_HTML
 
@@ -26,6 +26,10 @@ URL_ATTRIBUTES = {"href", "src", "action", "formaction", "data", "srcset", "back
 RASTER_DATA = tuple(f"data:image/{kind};base64," for kind in ("png", "jpeg", "gif", "webp"))
 KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(24)).decode()
+# MathML Core's presentation elements, which the pages draw formulas with: allowed there, with no active attribute
+MATHML_CORE = {"math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msup", "msub", "msubsup", "mfrac", "msqrt",
+               "mroot", "mover", "munder", "munderover", "mstyle", "mpadded", "mphantom", "merror", "mtable", "mtr",
+               "mtd", "semantics", "annotation"}
 
 
 class Elements(HTMLParser):
@@ -61,24 +65,29 @@ def active(page: str) -> list:
     return found
 
 
+def active_on_page(page: str) -> list:
+    """`active`, except MathML Core's elements themselves: what could run on the feedback or formgrader page."""
+    return [found for found in active(page) if found.strip("<>") not in MATHML_CORE]
+
+
 def sanitized(nb):
     nb, _ = RepairStructure().preprocess(nb, {})
     nb, _ = SanitizeHtml().preprocess(nb, {})
     return nb
 
 
-def active_cells(nb) -> dict:
+def active_cells(nb, render=page_html, oracle=active) -> dict:
     """cell index -> what is active in its page HTML, for markdown and raw cells (raw as nbconvert shows it)."""
     found = {}
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
-            page = page_html(cell.source, cell.get("attachments", {}))
+            page = render(cell.source, cell.get("attachments", {}))
         elif cell.cell_type == "raw":
             page = cell.source
         else:
             continue
-        if active(page):
-            found[index] = active(page)
+        if oracle(page):
+            found[index] = oracle(page)
     return found
 
 
@@ -86,6 +95,7 @@ def active_cells(nb) -> dict:
 def test_hostile_cells_render_inert(variant):
     nb = sanitized(make_submission(variant))
     assert active_cells(nb) == {}
+    assert active_cells(nb, page_markdown, active_on_page) == {}  # as the pages draw it, formulas as MathML
     for cell in nb.cells:
         assert set(cell.metadata) <= {"nbgrader", COPY_KEY}, cell.metadata
     assert set(nb.metadata) <= {"kernelspec", "language_info"}
@@ -133,7 +143,36 @@ def test_whatever_is_written_comes_out_inert(source):
     result = safe_markdown(source, attachments)
     assert renders_clean(result, attachments) or page_html(result, attachments).strip() == result == as_text(source)
     assert active(page_html(result, attachments)) == []
+    assert active_on_page(page_markdown(result, attachments)) == []
 
+
+FORMULAS = [r"$\href{javascript:alert(1)}{x}$", r"$\text{<img src=x onerror=alert(1)>}$", r"$\text{<script>x</script>}$", "$<script>alert(1)</script>$",
+            r"$$\color{red}{x} \mathrm{<svg onload=alert(1)>}$$", r"\begin{align}a&=\href{javascript:x}{b}\end{align}",
+            r"$\style{color:red}{x}$", r"$x$<img src=x onerror=alert(1)>$y$"]
+
+
+@pytest.mark.parametrize("source", FORMULAS)
+def test_formulas_are_drawn_inert(source):
+    result = safe_markdown(source, {})
+    assert active_on_page(page_markdown(result, {})) == []
+
+
+def test_the_page_oracle_sees_what_latex2mathml_lets_through():
+    """latex2mathml itself writes \\href's URL and \\text's tags into its MathML: the oracle sees both."""
+    import latex2mathml.converter
+    assert active_on_page(latex2mathml.converter.convert(r"\href{javascript:alert(1)}{x}"))
+    assert active_on_page(latex2mathml.converter.convert(r"\text{<script>alert(1)</script>}"))
+
+
+def test_formulas_and_tables_are_drawn_as_in_jupyterlab():
+    """A formula is MathML, in a table too (JupyterLab draws both; nbconvert leaves $2^k$ for MathJax to find),
+    and a formula latex2mathml cannot read is left as nbconvert writes it."""
+    import latex2mathml.converter
+    page = page_markdown("| # | scale |\n|---|---|\n| 1 | $2^k$ |\n\n$$\\frac{n_i}{N}$$ and $\\nosuchmacro{$", {})
+    assert "$2^k$" in page_html("| # | scale |\n|---|---|\n| 1 | $2^k$ |", {})
+    assert "<td>" + latex2mathml.converter.convert("2^k") + "</td>" in page
+    assert latex2mathml.converter.convert(r"\frac{n_i}{N}", display="block") in page
+    assert "$\\nosuchmacro{$" in page and math_html(r"\nosuchmacro{", False) is None
 
 def test_rendering_is_bounded_per_cell_and_per_notebook():
     """mistune is quadratic on "[" * n: a long cell is shown as text, unrendered, and so is every cell
