@@ -1,7 +1,8 @@
 """Every protection `grade` can lose on some machine, in one list, and which of them this machine gives.
 
 The sandbox (sandbox/isolation.py) uses what the machine allows and falls back quietly: without bubblewrap a
-plain subprocess, without root no memory cgroup, no uid of its own and no process or CPU cgroup. Grading
+plain subprocess, without root no memory cgroup, no uid of its own and no process or CPU cgroup, and where the
+kernel refuses user namespaces no fresh namespaces per submission. Grading
 weaker in silence changes grades (a non-root instructor's run gave full marks to code that keeps every
 micro-batch's graph alive), so `grade` probes each protection at start-up, prints which it has, and refuses
 to grade without one unless told `--allow-weaker-isolation`. What a missing protection leaves unchecked is
@@ -16,6 +17,7 @@ import subprocess
 from dataclasses import dataclass
 
 from ..limits import Limits
+from ..sandbox.isolation import user_namespaces_allowed
 
 ALLOW_WEAKER = "--allow-weaker-isolation"
 
@@ -32,15 +34,24 @@ PROTECTIONS = (
     Protection("bubblewrap", "the bubblewrap sandbox (no network, a read-only view of the Python installation, "
                "nothing of the course, the hidden checks or other submissions)",
                "submissions run in a plain subprocess that can read your files (solutions, hidden checks, other "
-               "students' work) and use the network",
+               "students' work) and use the network, and no call's memory is measured (the memory behaviours of "
+               "accumulate_gradients, mixed_precision_train_step and token_accumulation are not checked)",
                "apt-get install -y bubblewrap; as a user other than root the kernel must also allow user "
                "namespaces (sysctl kernel.unprivileged_userns_clone=1)"),
     Protection("pid_namespace", "a PID namespace of its own (every process a submission starts dies with it)",
                "processes a submission starts can outlive it, and see and signal the grader's",
                "bubblewrap that can unshare the PID namespace (as above)"),
+    Protection("fresh_namespaces", "new user, IPC, mount, network, UTS and PID namespaces and an empty /tmp and "
+               "/dev/shm for each submission, and for each measured call's fork",
+               "submissions graded by one process share the sandbox's kernel objects (message queues, keyrings), "
+               "emptied between them as far as the grader knows them, and a measured call could write its "
+               "graphs into a tmpfs file the notebook filled",
+               "let unprivileged processes make user namespaces (sysctl user.max_user_namespaces=15000, or "
+               "kernel.unprivileged_userns_clone=1)"),
     Protection("memory_cgroup", "a memory cgroup per sandbox (memory measured from outside, and bounded in all)",
-               "the memory of a call cannot be measured: whether one micro-batch's graph is alive at a time "
-               "(accumulate_gradients, mixed_precision_train_step, token_accumulation) is not checked",
+               "the sandbox's memory is bounded by rlimits alone, and a call's memory (whether one micro-batch's "
+               "graph is alive at a time: accumulate_gradients, mixed_precision_train_step, token_accumulation) "
+               "is sampled from the sandbox's processes every 2 ms, without the kernel's peak",
                "run `grade` as root (sudo), on a machine with cgroup v1 or v2 memory controllers"),
     Protection("sandbox_uid", "an unprivileged uid of its own for the submission's code",
                "a submission runs under your uid inside the sandbox: it can signal your other processes",
@@ -56,6 +67,8 @@ def probe(limits: Limits = Limits()) -> dict:
     missing = {p.id: "" for p in PROTECTIONS}
     missing["bubblewrap"] = _runs_bwrap([])
     missing["pid_namespace"] = missing["bubblewrap"] or _runs_bwrap(["--unshare-pid"])
+    missing["fresh_namespaces"] = missing["bubblewrap"] or (
+        "" if user_namespaces_allowed() else "this kernel refuses unprivileged user namespaces")
     root = os.geteuid() == 0
     if not root:
         for pid in ("memory_cgroup", "sandbox_uid", "limits"):

@@ -20,7 +20,7 @@ ends before the next item's starts (child.py).
 
 The parts in the grader, each importing only the ones before it: errors (SandboxError), uids (the
 sandbox's uid, checked against the host's accounts), memory (one call's peak, from the cgroup or the
-sandbox's processes), isolation (bwrap, cgroups, the protections this process has), decode (one answer read
+sandbox's processes), isolation (bwrap, cgroups, the sandbox's uid), decode (one answer read
 back, bounded), channel (pipes and framing), zygote (the process that forks children), forks (an item's
 fork), loading (running the notebook), session (Sandbox: one submission). Inside the sandbox, loaded by
 path: worker (the zygote) and its parts protocol, process, notebook, cleanup, standins, namespaces, guard
@@ -37,7 +37,7 @@ from .errors import SandboxError
 # The rest is imported when first used (PEP 562): SandboxError comes without torch, so that a
 # process that only hands limits on (`grade`'s main process, nbgrader's configuration) never imports it.
 _WHERE = {"Refused": "decode", "stored_zip": "decode", "WEAK_ISOLATION": "isolation", "have_bwrap": "isolation",
-          "sandbox_uid": "isolation", "protections": "isolation", "Sandbox": "session", "close_all": "zygote"}
+          "sandbox_uid": "isolation", "Sandbox": "session", "close_all": "zygote"}
 
 __all__ = ["SandboxError", *_WHERE]
 

@@ -10,7 +10,8 @@ from autograder.instructor.protections import (ALLOW_WEAKER, PROTECTIONS, missin
 
 
 def test_every_protection_has_a_cost_and_a_fix():
-    assert [p.id for p in PROTECTIONS] == ["bubblewrap", "pid_namespace", "memory_cgroup", "sandbox_uid", "limits"]
+    assert [p.id for p in PROTECTIONS] == ["bubblewrap", "pid_namespace", "fresh_namespaces", "memory_cgroup", "sandbox_uid",
+                                          "limits"]
     assert all(p.name and p.without and p.fix for p in PROTECTIONS)
 
 

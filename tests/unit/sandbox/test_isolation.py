@@ -8,7 +8,7 @@ import pytest
 
 from autograder.limits import Limits
 from autograder.sandbox import isolation
-from autograder.sandbox.isolation import BOX, Cgroup, command, have_bwrap, probe_files, protections, remove_cgroup
+from autograder.sandbox.isolation import BOX, Cgroup, command, have_bwrap, probe_files, remove_cgroup
 
 
 def test_without_isolation_it_is_a_plain_isolated_python():
@@ -110,15 +110,3 @@ def test_a_grader_at_niceness_0_leaves_the_cpu_share_alone(tmp_path, monkeypatch
     (tmp_path / "cgroup.controllers").write_text("memory pids cpu")
     group = Cgroup(Limits())
     assert not (group.dirs[0] / "cpu.weight").exists()
-
-
-def test_the_protections_name_each_one_and_say_why_one_is_missing(monkeypatch):
-    from autograder.sandbox import isolation
-    got = protections(Limits())
-    assert set(got) == {"bubblewrap", "PID namespace", "per-submission namespaces", "unprivileged uid",
-                        "memory cgroup", "memory measurement", "measured forks locked", "rlimits"}
-    assert all(isinstance(p["have"], bool) and p["detail"] for p in got.values())
-    monkeypatch.setattr(isolation, "have_bwrap", lambda: False)
-    without = protections(Limits())
-    assert not without["bubblewrap"]["have"] and "apt-get install bubblewrap" in without["bubblewrap"]["detail"]
-    assert not without["memory measurement"]["have"] and "not made" in without["memory measurement"]["detail"]
