@@ -126,12 +126,13 @@ def _decoded(text: str):
     for run in B64_RUN.findall(text):
         for start in range(4):
             chunk = run.rstrip("=")[start:]
-            chunk = chunk[:len(chunk) // 4 * 4]
-            for decode in (base64.b64decode, base64.urlsafe_b64decode):
-                try:
-                    yield decode(chunk)
-                except (binascii.Error, ValueError):
-                    pass
+            # its last group padded (the text's own end), or cut (a message cut inside a group)
+            for whole in (chunk + "=" * (-len(chunk) % 4), chunk[:len(chunk) // 4 * 4]):
+                for decode in (base64.b64decode, base64.urlsafe_b64decode):
+                    try:
+                        yield decode(whole)
+                    except (binascii.Error, ValueError):
+                        pass
     for run in ESCAPES.findall(text):
         for cut in range(4):  # a message cut short may end inside an escape
             try:

@@ -48,9 +48,10 @@ def test_a_solution_line_as_it_is_or_in_a_repr_is_found(text):
     assert leak(f"raised ValueError: {text}", SECRETS) == "source"
 
 
-def test_a_source_line_in_base64_is_found():
-    line = SECRETS.lines[3]
-    assert leak(base64.b64encode(line.encode()).decode(), SECRETS) == "source"
+@pytest.mark.parametrize("index", range(8))
+def test_a_source_line_in_base64_is_found(index):
+    line = SECRETS.lines[index]  # padded or not: every length of line modulo 3 is among the first eight
+    assert leak(base64.b64encode(line.encode()).decode(), SECRETS) == "source", line
 
 
 def test_a_repr_of_the_references_own_names_is_found():
