@@ -7,6 +7,8 @@ off, where every route is open, and they must earn nothing; its control plants t
 the notebook, where the same thief then earns full marks. With the hook on (tests/integration/test_submissions.py)
 they are denied, flagged, and earn nothing either.
 """
+from autograder.items import AUTO_ITEMS
+
 from . import NewCell, Replace, Variant
 from .hostile import hostile
 
@@ -106,13 +108,9 @@ def {name}(*args, **kwargs):
 '''
 
 
-CONTRACT = (("underflow_fraction", "underflow_fraction", False), ("static_loss_scaler", "StaticLossScaler", True),
-            ("dynamic_loss_scaler", "DynamicLossScaler", True), ("master_weights", "make_master_params", False),
-            ("master_weights", "model_grads_to_master_grads", False),
-            ("master_weights", "master_params_to_model_params", False),
-            ("accumulate_gradients", "accumulate_gradients", False),
-            ("mixed_precision_train_step", "mixed_precision_train_step", False),
-            ("token_accumulation", "accumulate_token_gradients", False))
+# every code item's contract names, from the exercises' declarations (a class's name is capitalised): a new
+# exercise is attacked by the thief too
+CONTRACT = tuple((item.id, name, name[:1].isupper()) for item in AUTO_ITEMS if item.code for name in item.names)
 CODE_ITEMS = tuple(dict.fromkeys(item for item, _, _ in CONTRACT))
 
 
