@@ -98,3 +98,14 @@ def test_student_stubs_raise_naming_the_exercise():
             with pytest.raises(NotImplementedError, match=item.id):
                 fn(*[None] * arity)
     assert namespace["Q5_ANSWER"] is Ellipsis, "the student's Q5 cell should read Q5_ANSWER = ..."
+
+
+@pytest.mark.parametrize("path", [SOLUTION_NB, STUDENT_NB], ids=["instructor", "student"])
+def test_the_exercise_list_is_in_the_notebooks_order(path):
+    """The exercise list's order decides which earlier answers a later item's fork may hold: it must be the order
+    in which the notebook defines them."""
+    in_notebook = [c.metadata.nbgrader["grade_id"] for c in read(path).cells
+                   if c.metadata.get("nbgrader", {}).get("grade") and c.metadata.nbgrader.get("grade_id") in
+                   {i.id for i in items.AUTO_ITEMS}]
+    assert in_notebook == [i.id for i in items.AUTO_ITEMS], (
+        "autograder/exercises/__init__.py lists the exercises in another order than the notebook's grade cells")
