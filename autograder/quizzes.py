@@ -24,7 +24,7 @@ class Question:
 QUIZZES = {
     "warmup_1": Question(
         "Warm-up 1. What does calling `loss.backward()` populate, and why must gradients "
-        "usually be zeroed before the next call?",
+        "typically be zeroed before the next call?",
         (
             Choice("It adds each gradient into its parameter's `.grad`; unzeroed, the next call adds to it.",
                    True,

@@ -1,10 +1,14 @@
 """Quizzes are data: every self-checking question has exactly one right answer, the graded one ships no key,
 and one renderer shows them all."""
+import json
+import re
+from pathlib import Path
+
 import pytest
 
 from autograder import quiz as quiz_module
 from autograder.quizzes import QUIZZES
-from tests.helpers import STUDENT_NB, read
+from tests.helpers import ROOT, STUDENT_NB, read
 
 
 @pytest.mark.parametrize("qid", sorted(q for q in QUIZZES if not QUIZZES[q].graded))
@@ -158,3 +162,32 @@ def test_check_without_an_answer_asks_for_one(shown):
 def test_unknown_quiz_is_a_clear_error():
     with pytest.raises(KeyError, match="warmup_1"):
         quiz_module.quiz("nope")
+
+
+SEED = Path(__file__).resolve().parents[1].parent / "shared" / "seed" / "lesson20.txt"
+
+
+def _plain(text: str) -> str:
+    return " ".join(text.replace("`", "").replace("*", "").split())
+
+
+def _seed_questions(seed: str) -> list:
+    """The seed lesson's questions as it words them: each numbered stem, and each lettered option."""
+    stems = [m.group(1) for m in re.finditer(r"^\d+\. ▢ (.+)$", seed, re.M)]
+    options = [m.group(1) for m in re.finditer(r"^\s*• [a-d]\) (.+)$", seed, re.M)]
+    return stems + options
+
+
+@pytest.mark.skipif(not SEED.is_file(), reason="the seed lesson is not beside this checkout")
+def test_every_question_of_the_seed_is_posed_as_it_words_it():
+    """Warm-up 1-2 and Practice 1-5's stems, and Practice 5's four options, word for word (markdown aside) in the
+    lesson: in its markdown or in its quizzes."""
+    questions = _seed_questions(SEED.read_text())
+    assert len(questions) == 11, questions  # 2 warm-up and 5 practice stems, 4 options
+    nb = json.loads((ROOT / "solutions" / "lesson20" / "lesson20.ipynb").read_text())
+    lesson = [_plain("".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    lesson += [_plain(q.prompt) for q in QUIZZES.values()]
+    lesson += [_plain(c.text) for q in QUIZZES.values() for c in q.choices]
+    text = "\n".join(lesson)
+    missing = [q for q in questions if _plain(q) not in text]
+    assert not missing, f"the seed's questions not posed as it words them: {missing}"
