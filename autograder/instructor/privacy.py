@@ -36,10 +36,16 @@ def make_private(folder: Path, group: str = ""):
         folder.chmod(0o700)
 
 
+# the folders of a course's checkout that hold the reference's code in some form: the instructor notebooks; the
+# test corpus and the benchmarks, whose submissions are written from it; git's objects, which hold every file
+# ever committed (tests/test_privacy_paths.py holds that no other tracked file quotes a solution line)
+INSTRUCTOR_FOLDERS = (SOLUTIONS_DIR, "tests", "benchmarks", ".git")
+
+
 def instructor_paths(root: Path) -> list:
-    """What must stay the instructor's in a course: its instructor notebooks, the hidden checks and the quiz's
-    key (this package's instructor part), and the course's own gradebook, which holds the hidden tests."""
-    return [Path(root) / SOLUTIONS_DIR, PACKAGE_DIR / "instructor", Path(root) / "gradebook.db"]
+    """What must stay the instructor's in a course: the folders of INSTRUCTOR_FOLDERS, the hidden checks and the
+    quiz's key (this package's instructor part), and the course's own gradebook, which holds the hidden tests."""
+    return [*(Path(root) / name for name in INSTRUCTOR_FOLDERS), PACKAGE_DIR / "instructor", Path(root) / "gradebook.db"]
 
 
 def _shared_group(info: os.stat_result, group: str) -> bool:
@@ -75,7 +81,7 @@ def reachable(path: Path, group: str) -> bool:
     return True
 
 
-def exposed(paths, group: str = "", limit: int = 5) -> list:
+def exposed(paths, group: str = "", limit: int = 20) -> list:
     """(the path given, one file or folder in it another account can read) for each of `paths` that has one, at
     most `limit` files looked at past the first exposed one."""
     found = []

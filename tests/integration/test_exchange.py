@@ -163,6 +163,8 @@ def test_exchange_round_trip():
         kept = [course / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
                 course / "autograder" / "instructor" / "hidden" / "test_accumulate_gradients.py",
                 course / "autograder" / "instructor" / "quiz_key.py",
+                course / ".git" / "objects", course / "tests" / "submissions" / "alternatives.py",
+                course / "benchmarks" / "overhead.py",
                 course / "submitted" / right / ASSIGNMENT / f"{ASSIGNMENT}.ipynb",
                 course / "submitted" / right / ASSIGNMENT / "submission_secret.txt",
                 out / "grades.csv", out / "grades.json", out / "report.html", out / "gradebook.db",

@@ -20,7 +20,7 @@ from tests.submissions import make_submission
 
 VENV_BIN = Path(sys.executable).parent
 PYTHON = VENV_BIN / "python"
-COURSE_FILES = ("autograder", "solutions", "lessons", "nbgrader_config.py", "course.toml")
+COURSE_FILES = ("autograder", "solutions", "lessons", "tests", "benchmarks", "nbgrader_config.py", "course.toml")
 NEEDS_USERS = [
     pytest.mark.skipif(os.geteuid() != 0, reason="needs root: the test creates Unix users"),
     pytest.mark.skipif(not all(shutil.which(t) for t in ("useradd", "userdel", "runuser", "unshare")),
@@ -122,6 +122,10 @@ def checkout(users: Users, teacher: str, folder: Path, fresh_modes: bool = True)
             shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copy(source, folder / name)
+    # git's objects, as a clone holds them: every committed file, the solutions included
+    git = ["git", "-c", "user.name=instructor", "-c", "user.email=instructor@example.org", "-C", str(folder)]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "the course"]):
+        subprocess.run([*git, *args], check=True, capture_output=True)
     if fresh_modes:  # as `git clone` leaves them with umask 022
         for path in [folder, *folder.rglob("*")]:
             path.chmod(0o755 if path.is_dir() else 0o644)
