@@ -105,6 +105,21 @@ def test_empty_batch_raises_value_error(student, ignore_index):
         "counted because every one equals ignore_index, so the student reading it knows what to fix.")
 
 
+@pytest.mark.behaviour("empty_batch")
+def test_empty_batch_raises_before_touching_any_grad(student):
+    """The ValueError comes before any .grad is touched: the gradients held before the call are still there"""
+    inputs, targets = torch.ones(4, 5, dtype=torch.long), torch.full((4, 5), -100, dtype=torch.long)
+    got = student.run("token_accumulation", model=LM64, inputs=inputs, targets=targets, micro_batch_size=3,
+                      stale_grads=True)
+    kept = all(g is not None and bool((g == 3.0).all()) for g in got.get("grads") or [None])
+    assert "returned" not in got and kept, (
+        f"Every .grad held 3.0 before {got['call']}, a batch whose every target is ignore_index; "
+        + ("the call returned instead of raising ValueError" if "returned" in got else "it raised, but")
+        + " the gradients were changed" + ("" if kept else " (zeroed, set to None or NaN)")
+        + ". Hint: count the targets and raise ValueError first, before model.zero_grad() or any backward(): a "
+        "caller that catches the error keeps its gradients.")
+
+
 @pytest.mark.behaviour("micro_batches")
 def test_one_micro_batch_graph_at_a_time(student):
     """Keeps one micro-batch's graph alive at a time, as measured in the sandbox's memory"""
@@ -114,7 +129,8 @@ def test_one_micro_batch_graph_at_a_time(student):
     memory.assert_one_graph_at_a_time(
         got, f"accumulate_token_gradients({memory.SEQUENCES} sequences of {memory.LENGTH} tokens, "
              f"micro_batch_size={memory.MICRO_SEQUENCES})",
-        memory.lm_activation_bytes(), memory.SEQUENCES // memory.MICRO_SEQUENCES)
+        memory.lm_activation_bytes(), memory.SEQUENCES // memory.MICRO_SEQUENCES,
+        memory.MICRO_SEQUENCES)
 
 
 # ---- scenarios: lengths, splits and ignore_index drawn at random, against one float64 backward ----
