@@ -775,4 +775,24 @@ ISSUE_48 = [
                   cause="before", synonyms=(".grad",)),
 ]
 
+# wrong-cause messages the issue found: each variant's first message must name its own cause
+ISSUE_48 += [
+    underflow("underflow_round_trip", '''
+        def underflow_fraction(values, dtype=torch.float16):
+            nonzero = values != 0
+            count = int(nonzero.sum())
+            if count == 0:
+                return 0.0
+            return int((nonzero & (values.to(dtype).to(values.dtype) != values)).sum()) / count
+        ''', "counts every value the cast changes (a round trip), not only those it flushes to 0",
+              cause="round trip", synonyms=("rounded",)),
+    token_variant("token_mean_times_share_of_tokens", "each micro-batch's token mean times its share of the "
+                  "tokens, with no care for a micro-batch without a counted token (its mean is 0/0)",
+                  loss="n_i = int((y != ignore_index).sum())\n"
+                       "        loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=ignore_index)",
+                  backward="(loss * n_i / counted).backward()",
+                  accumulate="total_loss += loss.item() * n_i / counted", returned="total_loss",
+                  cause="0/0", synonyms=("no counted token",)),
+]
+
 BUGGY = BUGGY + ISSUE_48
