@@ -37,7 +37,7 @@ FIELDS: dict = {
     "shape": "report", "is_leaf": "report", "requires_grad": "report", "shares_memory": "report",
     "same_objects": "report", "same_grad_objects": "report", "model_kept": "report", "model_dtypes": "report",
     "model_devices": "report", "master_grad_dtypes": "report", "dtypes_kept": "report", "leaves": "report",
-    "batches": "report", "batches_seen": "report", "update_calls": "report", "raised": "report",
+    "batches": "report", "batches_seen": "report", "graphs_alive": "report", "update_calls": "report", "raised": "report",
     "value_error": "report", "input_after": "report", "weights": "report",
     # measured by the grader, outside the sandbox (the memory cgroup): never in the student's reach
     "memory": "measured",

@@ -261,6 +261,15 @@ def computed_by(compute):
         _compute = saved
 
 
+def kept_graphs(call: str, alive: int, micro_batches: int) -> str:
+    """The message of a call that held several micro-batches' graphs at once (probes report how many)."""
+    return (f"{call} held the graphs of {alive} of its {micro_batches} micro-batches alive at once (counted from "
+            "the tensors autograd saved for backward). A graph holds its micro-batch's activations until backward() "
+            "frees it, so keeping them all costs the whole batch's memory, which accumulation is meant to avoid. "
+            "Hint: call backward() on each micro-batch's weighted loss inside the loop, instead of adding the "
+            "losses up (or concatenating the outputs) and calling backward() once.")
+
+
 def as_multiple(got: list, want: list):
     """(k, got, want): the least-squares factor of got = k * want over two lists of tensors, with both lists
     flattened into one float64 vector each, so that a caller can judge the residual got - k * want as it needs;

@@ -317,6 +317,28 @@ def recorded_model(spec: dict, at_most: int = None):
     return prop("build_model")(spec, sizes, at_most), sizes
 
 
+class _Saved:
+    """A tensor autograd saved for backward, counted under the forward call that saved it until autograd frees it."""
+
+    def __init__(self, tensor, call: int, alive: dict):
+        self.tensor, self.call, self.alive = tensor, call, alive
+        alive[call] = alive.get(call, 0) + 1
+        alive["most"] = max(alive.get("most", 0), sum(1 for c, n in alive.items() if c != "most" and n))
+
+    def __del__(self):
+        self.alive[self.call] -= 1
+
+
+@contextlib.contextmanager
+def graphs_alive(calls: list):
+    """Yields a dict whose "most" is the most forward calls of a recorded model (`calls`, its sizes) whose graphs
+    autograd held at once: 1 when each backward() runs before the next forward; none under no_grad."""
+    alive = {"most": 0}
+    with torch.autograd.graph.saved_tensors_hooks(lambda t: _Saved(t, len(calls), alive) if calls else t,
+                                                  lambda saved: saved.tensor if isinstance(saved, _Saved) else saved):
+        yield alive
+
+
 def grads_of(params) -> list:
     return [None if p.grad is None else plain_tensor(p.grad) for p in params]
 
@@ -353,13 +375,9 @@ def state_of(optimizer) -> list:
 # ---- optimizers and scalers the probes build from a spec ----
 
 def make_optimizer(params, spec: dict):
-    if spec["name"] == "sgd":
-        return torch.optim.SGD(params, lr=spec["lr"], momentum=spec.get("momentum", 0.0))
-    if spec["name"] == "adam":
-        return torch.optim.Adam(params, lr=spec["lr"])
-    if spec["name"] == "adamw":
-        return torch.optim.AdamW(params, lr=spec["lr"], weight_decay=spec.get("weight_decay", 0.01))
-    raise ValueError(f"unknown optimizer {spec['name']!r}")
+    """torch's SGD, Adam or AdamW with the spec's lr, and its momentum or weight_decay where it names one."""
+    optimizer = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[spec["name"]]
+    return optimizer(params, lr=spec["lr"], **{k: spec[k] for k in ("momentum", "weight_decay") if k in spec})
 
 
 def counting(scaler_class):

@@ -7,7 +7,7 @@ executed into this file's namespace (see harness.py), and nothing is imported.
 import torch
 
 if not __name__.startswith("lesson20_"):  # imported as a module (a kernel, the checks' process)
-    from .harness import (DTYPES, StudentRaised, attr, call, describe, describe_exception, dtype_name,
+    from .harness import (DTYPES, StudentRaised, attr, call, describe, describe_exception, dtype_name, graphs_alive,
                           grads_of, kwargs_text, lookup, make_leaves, make_optimizer, plain_tensor, probe, prop,
                           recorded_model, shape_text, shares_memory, state_of, values_of)
 
@@ -291,8 +291,9 @@ def accumulate_gradients(ns, model, inputs, targets, loss, micro_batch_size, sta
             if p.requires_grad:
                 p.grad = torch.full_like(p, 3.0)
     what = f"accumulate_gradients(model, {loss}, batch of {len(inputs)}, micro_batch_size={micro_batch_size})"
-    result = call(what, fn, net, prop("LOSSES")[loss], inputs, targets, micro_batch_size)
-    out = {"returned": describe(result), "grads": grads_of(params), "batches": batches,
+    with graphs_alive(batches) as graphs:
+        result = call(what, fn, net, prop("LOSSES")[loss], inputs, targets, micro_batch_size)
+    out = {"returned": describe(result), "grads": grads_of(params), "batches": batches, "graphs_alive": graphs["most"],
            "names": [name for name, _ in net.named_parameters()], "weights": values_of(params)}
     if twice:  # from no gradient again: only a weight the first call changed can make the second differ
         for p in params:
@@ -318,7 +319,7 @@ def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_si
     master_leaves = make_leaves(masters, [None] * len(masters))
     opt = make_optimizer(master_leaves, optimizer)
     scaler_obj = call(f"DynamicLossScaler({kwargs_text(scaler or {})})", Scaler, **(scaler or {}))
-    steps = []
+    steps, most = [], 0
     for i, (inputs, targets) in enumerate(batches):
         if stale_grads:
             for p in params:
@@ -329,8 +330,10 @@ def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_si
         what = (f"mixed_precision_train_step(model, master_params, {optimizer['name']}, scaler, {loss}, "
                 f"batch of {len(inputs)}, micro_batch_size={micro_batch_size}, max_grad_norm={max_grad_norm})"
                 + (f" [call {i + 1}]" if len(batches) > 1 else ""))
-        result = call(what, fn, net, master_leaves, opt, scaler_obj, prop("LOSSES")[loss], inputs, targets,
-                      micro_batch_size, max_grad_norm)
+        with graphs_alive(seen) as graphs:
+            result = call(what, fn, net, master_leaves, opt, scaler_obj, prop("LOSSES")[loss], inputs, targets,
+                          micro_batch_size, max_grad_norm)
+        most = max(most, graphs["most"])
         steps.append({
             "returned": describe(result),
             "masters": values_of(master_leaves),
@@ -344,6 +347,7 @@ def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_si
     return {
         "steps": steps,
         "batches_seen": seen,
+        "graphs_alive": most,  # a report: the most micro-batch graphs held at once
         "model_dtypes": [dtype_name(p) for p in after],  # reports: the model's values above show both
         "same_objects": [a is b for a, b in zip(after, params)] + [len(after) == len(params)],
     }
@@ -375,13 +379,15 @@ def token_accumulation(ns, model, inputs, targets, micro_batch_size, ignore_inde
             + "".join(f", {k}={v}" for k, v in kwargs.items()) + ")")
     out = {"names": [name for name, _ in net.named_parameters()], "batches": batches}
     try:
-        result = fn(net, inputs, targets, micro_batch_size, **kwargs)
+        with graphs_alive(batches) as graphs:
+            result = fn(net, inputs, targets, micro_batch_size, **kwargs)
     except NotImplementedError as exc:
         raise StudentRaised(what, describe_exception(exc)) from None
     except BaseException as exc:  # the checks decide whether this exception was the right one
         return {**out, "raised": describe_exception(exc), "value_error": isinstance(exc, ValueError), "call": what,
                 "grads": grads_of(params)}  # a batch without counted tokens leaves no NaN behind
     out.update({"raised": None, "call": what, "returned": describe(result), "grads": grads_of(params),
+                "graphs_alive": graphs["most"],
                 "weights": values_of(params)})
     if twice:  # from no gradient again: only a weight the first call changed can make the second differ
         for p in params:

@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import (as_multiple, classification_batch, expected, has_nan, kind, number, shown,
-                                      tensor_list_diff)
+from autograder.checks.expect import (as_multiple, classification_batch, expected, has_nan, kept_graphs, kind,
+                                      number, shown, tensor_list_diff)
 
 MODEL = {"arch": "mlp", "sizes": [5, 7, 3], "seed": 2, "dtype": "float64"}
 
@@ -80,6 +80,14 @@ def test_never_more_than_micro_batch_size(student):
         "none may be larger than 3"
         + (" (the graded model's first layer returns NaN for a larger call, and the gradients came back NaN)"
            if has_nan(out["grads"]) else "") + ". Hint: slice inputs[start:start + micro_batch_size].")
+
+
+@pytest.mark.behaviour("micro_batches")
+def test_one_graph_alive_at_a_time(student):
+    """Keeps one micro-batch's graph alive at a time: each is freed by its backward() before the next forward"""
+    out, *_ = compare(student, 10, 3)
+    assert out["graphs_alive"] <= 1, kept_graphs(
+        "accumulate_gradients(batch of 10, micro_batch_size=3)", out["graphs_alive"], 4)
 
 
 @pytest.mark.behaviour("stale_discarded")

@@ -4,22 +4,23 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import (CheckFailure, as_multiple, classification_batch, expected, has_nan, kind,
-                                      max_abs_diff, moved_by, number, shown, token_batch)
+from autograder.checks.expect import (CheckFailure, as_multiple, classification_batch, expected, has_nan,
+                                      kept_graphs, kind, max_abs_diff, moved_by, number, shown, token_batch)
 
 MODEL = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}
+BF16_MODEL = {**MODEL, "dtype": "bfloat16"}
 SGD = {"name": "sgd", "lr": 0.5}
 
 
-def start_and_gradient(inputs, targets):
+def start_and_gradient(inputs, targets, model=MODEL):
     """The fp32 masters a step starts from, and the float64 full-batch (gradients, mean loss) of the batch."""
-    return expected("fp32_masters", MODEL), expected("full_batch_grads", MODEL, "cross_entropy", inputs, targets)
+    return expected("fp32_masters", model), expected("full_batch_grads", model, "cross_entropy", inputs, targets)
 
 
-def one_step(student, batch=12, micro=4, scaler=None, at_most=None):
+def one_step(student, batch=12, micro=4, scaler=None, at_most=None, model=MODEL):
     inputs, targets = classification_batch(batch, 6, 4, seed=batch)
-    start, full_batch = start_and_gradient(inputs, targets)
-    out = student.run("mixed_precision_train_step", model=MODEL, masters=start,
+    start, full_batch = start_and_gradient(inputs, targets, model)
+    out = student.run("mixed_precision_train_step", model=model, masters=start,
                       batches=[(inputs, targets)], loss="cross_entropy", micro_batch_size=micro,
                       optimizer=SGD, scaler=scaler, at_most=at_most)
     return out, out["steps"][0], start, full_batch
@@ -104,11 +105,13 @@ def test_overflow_skips_the_step(student):
     never_scaled = (bool(grads) and all(bool(torch.isfinite(g).all()) for g in grads)
                     and any(bool(g.any()) for g in grads))
     assert stepped is not None and number(stepped) == 0.0, (
-        "With init_scale=2^40 the scaled fp16 gradients overflow to inf, so the step must be skipped and "
+        "With init_scale=2^40 the scaled fp16 gradients overflow, so the step must be skipped and "
         f"return stepped=False, but it returned {shown(step['returned'])}. "
         + ("The model's fp16 gradients after backward() are all finite, which a loss multiplied by 2^40 cannot "
            "give: the loss was not multiplied by scaler.scale before backward() (scaler.scale_loss(loss))."
-           if never_scaled else "Hint: use unscale_'s found_inf."))
+           if never_scaled else "These fp16 gradients hold NaN and no inf (inf - inf in the backward pass): a "
+           "check with torch.isinf alone misses them. Hint: use unscale_'s found_inf, which must be True when "
+           "any gradient is not finite (not torch.isfinite(g).all() catches inf, -inf and NaN)."))
     moved = max(max_abs_diff(m, s) for m, s in zip(step["masters"], start))
     assert moved == 0, (
         f"On an overflow step the masters changed by up to {moved:.3g}; skip optimizer.step() when found_inf.")
@@ -117,6 +120,46 @@ def test_overflow_skips_the_step(student):
     assert math.isclose(float(step["scale"].get("value") or 0), 2.0 ** 39), (
         f"After an overflow the scale should back off from 2^40 to 2^39, but it is {shown(step['scale'])}. "
         "Hint: call scaler.update(found_inf) once at the end of every step, skipped or not.")
+
+
+@pytest.mark.behaviour("overflow_skips")
+def test_an_inf_gradient_skips_the_step(student):
+    """A gradient that holds inf and no NaN skips the step too: masters unchanged, stepped=False, scale halved"""
+    inputs, targets = classification_batch(12, 6, 4, seed=12)
+    inputs[5, 2] = 3.0e4  # one huge input: some fp16 gradients overflow to inf, none is NaN
+    start = expected("fp32_masters", MODEL)
+    step = student.run("mixed_precision_train_step", model=MODEL, masters=start, batches=[(inputs, targets)],
+                       loss="cross_entropy", micro_batch_size=4, optimizer=SGD)["steps"][0]
+    _, stepped = returned_pair(step)
+    moved = max(max_abs_diff(m, s) for m, s in zip(step["masters"], start))
+    assert stepped is not None and number(stepped) == 0.0 and moved == 0, (
+        "With one input of 3e4 in the batch, some scaled fp16 gradients overflow to inf (none is NaN), so the "
+        f"step must be skipped, but it returned {shown(step['returned'])} and the masters moved by up to "
+        f"{moved:.3g}. A check with torch.isnan alone misses inf. Hint: found_inf must be True when any gradient "
+        "is not finite (not torch.isfinite(g).all() catches inf, -inf and NaN); use unscale_'s.")
+
+
+@pytest.mark.behaviour("masters_keep_updates")
+def test_a_bf16_model_is_stepped_in_its_own_dtype(student):
+    """On a bf16 model the step moves the fp32 masters and leaves the model their bf16 rounding, still bf16"""
+    out, step, start, (grads, _) = one_step(student, model=BF16_MODEL)
+    err = sgd_error(step, start, grads)
+    assert err < 0.05, (
+        f"On a bf16 model, one SGD step (lr=0.5, batch of 12, micro_batch_size=4) moved the masters by an update "
+        f"{err:.0%} off -lr * gradient. Hint: nothing in the step may assume fp16: cast float inputs to the "
+        "model's own dtype (model_params[0].dtype), never with .half().")
+    assert out["model_dtypes"] == ["bfloat16"] * len(out["model_dtypes"]) and all(
+        max_abs_diff(p, m, round_to=torch.bfloat16) == 0 for p, m in zip(step["model"], step["masters"])), (
+        f"After a step on a bf16 model its parameters are {out['model_dtypes']} and not each its master rounded to "
+        "bf16: copy the masters back in the model's own dtype (p.copy_(master) keeps it).")
+
+
+@pytest.mark.behaviour("micro_batches")
+def test_one_graph_alive_at_a_time(student):
+    """Keeps one micro-batch's graph alive at a time: each is freed by its backward() before the next forward"""
+    out, *_ = one_step(student)
+    assert out["graphs_alive"] <= 1, kept_graphs(
+        "mixed_precision_train_step(batch of 12, micro_batch_size=4)", out["graphs_alive"], 3)
 
 
 @pytest.mark.behaviour("micro_batches")

@@ -89,12 +89,15 @@ def test_unscale_skips_missing_grads(student):
 
 @pytest.mark.behaviour("overflow")
 def test_unscale_reports_overflow(student):
-    """unscale_ returns True for an inf gradient and False for finite ones, as a Python bool"""
-    params, grads = grads_with([[1.0, 2.0], [float("inf"), 3.0]])
-    out = student.run("loss_scaler", cls="StaticLossScaler", values=params, grads=grads)
-    assert kind(out["found_inf"]) == "bool" and out["found_inf"]["value"] is True, (
-        f"unscale_ on gradients containing inf should return True, but it returned {shown(out['found_inf'])}. "
-        "Hint: torch.isfinite(p.grad).all() is False when a gradient holds inf or NaN; return a bool.")
+    """unscale_ returns True for a gradient holding inf, -inf or NaN, and False for finite ones, as a Python bool"""
+    for bad, misses in ((float("inf"), "torch.isnan alone misses inf"), (float("-inf"), "torch.isnan misses -inf"),
+                        (float("nan"), "torch.isinf alone misses NaN")):
+        params, grads = grads_with([[1.0, 2.0], [bad, 3.0]])
+        out = student.run("loss_scaler", cls="StaticLossScaler", values=params, grads=grads)
+        assert kind(out["found_inf"]) == "bool" and out["found_inf"]["value"] is True, (
+            f"unscale_ on gradients [1, 2] and [{bad}, 3] should return True, but it returned "
+            f"{shown(out['found_inf'])}: {misses}. Hint: not torch.isfinite(p.grad).all() is True when a gradient "
+            "holds inf, -inf or NaN; return a bool.")
     params, grads = grads_with([[1.0, 2.0], [5.0, 3.0]])
     out = student.run("loss_scaler", cls="StaticLossScaler", values=params, grads=grads)
     assert kind(out["found_inf"]) == "bool" and out["found_inf"]["value"] is False, (

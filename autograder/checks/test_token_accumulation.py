@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import (as_multiple, expected, has_nan, kind, number, shown, tensor_list_diff,
-                                      token_batch_of_lengths)
+from autograder.checks.expect import (as_multiple, expected, has_nan, kept_graphs, kind, number, shown,
+                                      tensor_list_diff, token_batch_of_lengths)
 
 LM = {"arch": "lm", "vocab": 11, "dim": 6, "seed": 4, "dtype": "float64"}
 # very different lengths: micro-batches of 2 hold 13, 3 and 18 counted tokens
@@ -84,6 +84,14 @@ def test_never_more_than_micro_batch_size_and_stale_grads_discarded(student):
     assert diff < 1e-9, (
         f"Every .grad held 3.0 before {out['call']}; afterwards the grads differ from the full-batch gradient by "
         f"{diff:.2g} in {where}. Hint: zero the gradients once, before the loop.")
+
+
+@pytest.mark.behaviour("micro_batches")
+def test_one_graph_alive_at_a_time(student):
+    """Keeps one micro-batch's graph alive at a time: each is freed by its backward() before the next forward"""
+    out, _, _ = run_case(student)
+    returned_normally(out)
+    assert out["graphs_alive"] <= 1, kept_graphs(out["call"], out["graphs_alive"], 3)
 
 
 @pytest.mark.behaviour("empty_batch")

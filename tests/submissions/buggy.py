@@ -731,3 +731,68 @@ KEEPS_GRAPHS = [
 ]
 
 BUGGY = BUGGY + KEEPS_GRAPHS
+
+# ---- issue 48: what a visible ✓ used to hide, and the contract's every corner ----
+
+_STEP_OWN_CHECK = ("model_grads_to_master_grads(model_params, master_params)\n"
+                   "    scaler.unscale_(master_params)\n"
+                   "    found_inf = any(bool({test}) for m in master_params if m.grad is not None)")
+ISSUE_48 = [
+    static("static_nan_only", "unscale_", '''
+        def unscale_(self, params):
+            found_inf = False
+            for p in params:
+                if p.grad is None:
+                    continue
+                p.grad.div_(self.scale)
+                found_inf = found_inf or bool(torch.isnan(p.grad).any())
+            return found_inf
+        ''', "looks for NaN only: an inf gradient is not reported", cause="inf"),
+    step_variant("step_overflow_isinf_only", "its own overflow test looks for inf only: a NaN gradient steps",
+                 to_master=_STEP_OWN_CHECK.format(test="torch.isinf(m.grad).any()"), cause="nan"),
+    step_variant("step_overflow_isnan_only", "its own overflow test looks for NaN only: an inf gradient steps",
+                 to_master=_STEP_OWN_CHECK.format(test="torch.isnan(m.grad).any()"), cause="inf"),
+    step_variant("step_casts_inputs_to_half", "casts float inputs with .half(): a bf16 model gets fp16 inputs",
+                 cast="if x.is_floating_point():\n            x = x.half()", cause="bf16",
+                 synonyms=("bfloat16", "dtype", ".half()")),
+    step_variant("step_overflow_last_parameter_only", "tests only the last master gradient for overflow",
+                 to_master="model_grads_to_master_grads(model_params, master_params)\n"
+                           "    scaler.unscale_(master_params)\n"
+                           "    found_inf = not bool(torch.isfinite(master_params[-1].grad).all())",
+                 cause="every", synonyms=("one parameter", "all")),
+    step_variant("step_overflow_from_the_loss", "tests the scaled losses for overflow, not the gradients",
+                 zero="model.zero_grad(set_to_none=True)\n    loss_overflowed = False",
+                 backward="scaled = scaler.scale_loss(loss * share)\n"
+                          "        loss_overflowed = loss_overflowed or not math.isfinite(scaled.item())\n"
+                          "        scaled.backward()",
+                 to_master="model_grads_to_master_grads(model_params, master_params)\n"
+                           "    scaler.unscale_(master_params)\n"
+                           "    found_inf = loss_overflowed",
+                 cause="gradient", synonyms=("every", "all")),
+    token_variant("token_zeroes_before_raising", "zeroes the gradients, then raises ValueError on an empty batch",
+                  empty="model.zero_grad(set_to_none=True)\n    if counted == 0:\n"
+                        "        raise ValueError('no target token counts')", zero="pass",
+                  cause="before", synonyms=(".grad",)),
+]
+
+# wrong-cause messages the issue found: each variant's first message must name its own cause
+ISSUE_48 += [
+    underflow("underflow_round_trip", '''
+        def underflow_fraction(values, dtype=torch.float16):
+            nonzero = values != 0
+            count = int(nonzero.sum())
+            if count == 0:
+                return 0.0
+            return int((nonzero & (values.to(dtype).to(values.dtype) != values)).sum()) / count
+        ''', "counts every value the cast changes (a round trip), not only those it flushes to 0",
+              cause="round trip", synonyms=("rounded",)),
+    token_variant("token_mean_times_share_of_tokens", "each micro-batch's token mean times its share of the "
+                  "tokens, with no care for a micro-batch without a counted token (its mean is 0/0)",
+                  loss="n_i = int((y != ignore_index).sum())\n"
+                       "        loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=ignore_index)",
+                  backward="(loss * n_i / counted).backward()",
+                  accumulate="total_loss += loss.item() * n_i / counted", returned="total_loss",
+                  cause="0/0", synonyms=("no counted token",)),
+]
+
+BUGGY = BUGGY + ISSUE_48

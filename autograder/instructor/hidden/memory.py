@@ -29,16 +29,28 @@ def lm_activation_bytes() -> int:
     return SEQUENCES * LENGTH * VOCAB * 4 * 2
 
 
-def assert_one_graph_at_a_time(got: dict, call: str, whole_batch: int, micro_batches: int):
-    """The call added less than half of what keeping every micro-batch's graph costs."""
+def assert_one_graph_at_a_time(got: dict, call: str, whole_batch: int, micro_batches: int, micro_batch_size: int):
+    """The call added less than half of what keeping every micro-batch's graph costs; past that, the message
+    names what the probe saw take the memory: a call of the model on more than a micro-batch (under no_grad
+    too, its activations are held while it runs), or graphs kept alive together."""
     memory = got.get("memory")
     if memory is None:
         pytest.skip(NOT_CHECKED + NO_MEMORY_MEASURE)  # never a pass: the rubric records it as not checked
     added, limit = memory["added"], whole_batch // 2
     mib = 2 ** 20
-    assert added < limit, (
-        f"{call} raised the sandbox's memory by {added / mib:.0f} MiB at its peak. Keeping one micro-batch's "
-        f"graph at a time needs about {whole_batch / micro_batches / mib:.0f} MiB; keeping all {micro_batches} "
-        f"alive needs about {whole_batch / mib:.0f} MiB, and the limit is {limit / mib:.0f} MiB. Something kept "
-        "the micro-batches' graphs alive together: call backward() on each micro-batch's loss inside the loop, "
-        "instead of adding the losses (or concatenating the outputs) and calling backward() once.")
+    measured = (f"{call} raised the sandbox's memory by {added / mib:.0f} MiB at its peak. Keeping one "
+                f"micro-batch's graph at a time needs about {whole_batch / micro_batches / mib:.0f} MiB; the whole "
+                f"batch's activations take about {whole_batch / mib:.0f} MiB, and the limit is {limit / mib:.0f} MiB. ")
+    largest = max(got.get("batches") or got.get("batches_seen") or [0])
+    assert added < limit or largest <= micro_batch_size, measured + (
+        f"The model was called on {largest} examples at once: a forward pass holds that many examples' "
+        "activations while it runs, even under torch.no_grad(). Hint: compute the loss you return from each "
+        "micro-batch's own loss (loss.item() times its share), never from a forward of the whole batch.")
+    assert added < limit or got.get("graphs_alive", 2) <= 1, measured + (
+        f"Something kept the micro-batches' graphs alive together ({got.get('graphs_alive')} at once): call "
+        "backward() on each micro-batch's loss inside the loop, instead of adding the losses (or concatenating "
+        "the outputs) and calling backward() once.")
+    assert added < limit, measured + (
+        "Each micro-batch's graph was freed before the next forward, so something else the call kept grew with "
+        "the batch (a list of every micro-batch's outputs or losses, not detached?). Hint: keep only Python "
+        "floats (loss.item()) from one micro-batch to the next.")

@@ -105,7 +105,7 @@ def test_one_micro_batch_graph_at_a_time(student):
                       targets=targets, loss="cross_entropy", micro_batch_size=memory.MICRO)
     memory.assert_one_graph_at_a_time(
         got, f"accumulate_gradients(batch of {memory.BATCH}, micro_batch_size={memory.MICRO})",
-        memory.activation_bytes(), memory.BATCH // memory.MICRO)
+        memory.activation_bytes(), memory.BATCH // memory.MICRO, memory.MICRO)
 
 
 # ---- scenarios: the contract's dimensions drawn at random, against one float64 backward over the whole batch ----

@@ -141,6 +141,27 @@ def test_overflow_changes_nothing(student, reference, optimizer):
 
 
 @pytest.mark.behaviour("overflow_skips")
+@pytest.mark.parametrize("row", [1, 10], ids=["first micro-batch", "last micro-batch"])
+def test_an_overflow_in_some_gradients_of_one_micro_batch_skips(student, reference, row):
+    """An overflow confined to one micro-batch, in some parameters' gradients only, skips the whole step"""
+    inputs, targets = classification_batch(12, MLP16["sizes"][0], MLP16["sizes"][-1], seed=7)
+    inputs[row, 0] = 3.0e4  # one huge input: its micro-batch's gradients overflow in some layers, not in all
+    spec = dict(model=MLP16, masters=fp32_masters(MLP16), batches=[(inputs, targets)], loss="cross_entropy",
+                micro_batch_size=4, optimizer=SGD)
+    got, want = student.run("mixed_precision_train_step", **spec), reference.run("mixed_precision_train_step", **spec)
+    overflowed = [i for i, g in enumerate(want["steps"][0]["model_grads"])
+                  if g is not None and not bool(torch.isfinite(g).all())]
+    _, stepped = pair(got["steps"][0])
+    moved = max(max_abs_diff(m, s) for m, s in zip(got["steps"][0]["masters"], spec["masters"]))
+    assert stepped == 0.0 and moved == 0, (
+        f"With one input of 3e4 in micro-batch {row // 4 + 1} of 3 (init_scale 2^16), the scaled fp16 gradients of "
+        f"parameters {overflowed} overflow and the others stay finite, so the whole step must be skipped; it "
+        f"returned {shown(got['steps'][0]['returned'])} and the masters moved by up to {moved:.3g}. Hint: test every "
+        "master gradient for inf and NaN once all the micro-batches' backward() have run (scaler.unscale_("
+        "master_params) does): not one parameter, one layer, one micro-batch, or the losses.")
+
+
+@pytest.mark.behaviour("overflow_skips")
 def test_the_next_clean_call_steps_after_an_overflow(student, reference):
     """After a skipped call, the next clean call steps: skipping an overflow lets training go on"""
     scaler = {"init_scale": 2.0**40, "backoff_factor": 2.0**-36}  # overflows once, then 2^4: clean
@@ -228,7 +249,7 @@ def test_one_micro_batch_graph_at_a_time(student):
                       optimizer=SGD)
     memory.assert_one_graph_at_a_time(
         got, f"mixed_precision_train_step(bf16 model, batch of {memory.BATCH}, micro_batch_size={memory.MICRO})",
-        memory.activation_bytes(dtype_bytes=2), memory.BATCH // memory.MICRO)
+        memory.activation_bytes(dtype_bytes=2), memory.BATCH // memory.MICRO, memory.MICRO)
 
 
 # ---- scenarios: every dimension the contract names, drawn at random, the whole state compared after every call ----

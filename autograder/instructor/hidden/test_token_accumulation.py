@@ -41,7 +41,9 @@ def test_matches_full_batch(student, lengths, micro, ignore_index, masked, stale
                                    "the batch has counted tokens, so it should not raise.")
     assert not has_nan(got["grads"]), (
         f"{got['call']} called the model on more than {micro} sequences at once (batches of {got['batches']}): the "
-        "graded model's first layer returns NaN for such a call, and the gradients came back NaN.")
+        "graded model's first layer returns NaN for such a call, and the gradients came back NaN."
+        if got["batches"] and max(got["batches"]) > micro else
+        f"{got['call']} left NaN in the gradients. " + zero_over_zero(targets, micro, ignore_index))
     want, value = full_batch_token_grads(LM64, inputs, targets, ignore_index)
     diff, where = tensor_list_diff(got["grads"], want, got["names"])
     counts = [int(n) for n in (targets != ignore_index).sum(dim=1)]
@@ -54,7 +56,21 @@ def test_matches_full_batch(student, lengths, micro, ignore_index, masked, stale
         f"with micro_batch_size={micro} the model saw batches of {got['batches']} sequences.")
     returned = number(got["returned"])
     assert returned is not None and math.isclose(returned, value, rel_tol=1e-7), (
-        f"{got['call']} returned {shown(got['returned'])}; the mean loss per counted token is {value:.6f}.")
+        f"{got['call']} returned {shown(got['returned'])}; the mean loss per counted token is {value:.6f}."
+        + (" " + zero_over_zero(targets, micro, ignore_index) if returned is not None and math.isnan(returned) else ""))
+
+
+def zero_over_zero(targets, micro, ignore_index) -> str:
+    """Why a result came back NaN with every call a micro-batch: a micro-batch without a counted token, whose own
+    mean loss is 0/0."""
+    empty = [i + 1 for i, start in enumerate(range(0, len(targets), micro))
+             if not bool((targets[start:start + micro] != ignore_index).any())]
+    if not empty:
+        return "Hint: look for a division by a count that can be 0, or a log of 0."
+    return (f"Micro-batch {', '.join(map(str, empty))} of {len(range(0, len(targets), micro))} holds no counted "
+            "token: its own mean loss is 0/0 = NaN, which spreads into every gradient and the sum. Hint: add up "
+            "each micro-batch's summed token losses (reduction=\"sum\") and divide by the whole batch's count, "
+            "which is never 0 here.")
 
 
 @pytest.mark.behaviour("token_weighting")
@@ -105,6 +121,21 @@ def test_empty_batch_raises_value_error(student, ignore_index):
         "counted because every one equals ignore_index, so the student reading it knows what to fix.")
 
 
+@pytest.mark.behaviour("empty_batch")
+def test_empty_batch_raises_before_touching_any_grad(student):
+    """The ValueError comes before any .grad is touched: the gradients held before the call are still there"""
+    inputs, targets = torch.ones(4, 5, dtype=torch.long), torch.full((4, 5), -100, dtype=torch.long)
+    got = student.run("token_accumulation", model=LM64, inputs=inputs, targets=targets, micro_batch_size=3,
+                      stale_grads=True)
+    kept = all(g is not None and bool((g == 3.0).all()) for g in got.get("grads") or [None])
+    assert "returned" not in got and kept, (
+        f"Every .grad held 3.0 before {got['call']}, a batch whose every target is ignore_index; "
+        + ("the call returned instead of raising ValueError" if "returned" in got else "it raised, but")
+        + " the gradients were changed" + ("" if kept else " (zeroed, set to None or NaN)")
+        + ". Hint: count the targets and raise ValueError first, before model.zero_grad() or any backward(): a "
+        "caller that catches the error keeps its gradients.")
+
+
 @pytest.mark.behaviour("micro_batches")
 def test_one_micro_batch_graph_at_a_time(student):
     """Keeps one micro-batch's graph alive at a time, as measured in the sandbox's memory"""
@@ -114,7 +145,8 @@ def test_one_micro_batch_graph_at_a_time(student):
     memory.assert_one_graph_at_a_time(
         got, f"accumulate_token_gradients({memory.SEQUENCES} sequences of {memory.LENGTH} tokens, "
              f"micro_batch_size={memory.MICRO_SEQUENCES})",
-        memory.lm_activation_bytes(), memory.SEQUENCES // memory.MICRO_SEQUENCES)
+        memory.lm_activation_bytes(), memory.SEQUENCES // memory.MICRO_SEQUENCES,
+        memory.MICRO_SEQUENCES)
 
 
 # ---- scenarios: lengths, splits and ignore_index drawn at random, against one float64 backward ----
