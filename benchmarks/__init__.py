@@ -12,6 +12,7 @@ memory    bytes of one training step: mixed / fp32, micro-batched / one batch, a
 parity    final loss and accuracy of fp32, mixed precision and naive fp16 over three seeds
 overhead  the reference mixed-precision step against torch.autocast + torch.amp.GradScaler
 mutation  cosmic-ray mutants of the reference: the share of them the checks kill, per item
+namespaces  a fresh kernel per submission (new namespaces) against a plain fork, in milliseconds
 """
 # name -> module; each module has a Config dataclass with CPU and QUICK instances (CUDA where it
 # runs there), run(config, device) -> {"rows": [...], "summary": {...}} and table(result) -> str
@@ -22,6 +23,7 @@ BENCHMARKS = {
     "parity": "benchmarks.parity",
     "overhead": "benchmarks.overhead",
     "mutation": "benchmarks.mutation",
+    "namespaces": "benchmarks.namespaces",
 }
 # what `python -m benchmarks` (and `make benchmarks`) runs with no names: mutation alone takes ~20 min
 DEFAULT_BENCHMARKS = ("runtime", "grading", "memory", "parity", "overhead")

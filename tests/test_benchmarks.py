@@ -111,3 +111,10 @@ def test_the_runtime_benchmarks_busy_machine_starts_its_load_and_stops_it():
     with BusyMachine(2) as busy:
         assert len(busy.workers) == 2 and all(w.is_alive() for w in busy.workers)
     assert not any(w.is_alive() for w in busy.workers)
+
+
+def test_the_namespaces_benchmark_times_both_steps(tmp_path):
+    main(["namespaces", "--quick", "--results-dir", str(tmp_path)])
+    doc = json.loads((tmp_path / "namespaces.json").read_text())
+    assert [r["step"] for r in doc["rows"]][-1] == "fork + fresh namespaces"
+    assert all(r.get("median_ms", 0) > 0 or r.get("note") for r in doc["rows"])
