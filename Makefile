@@ -17,7 +17,7 @@ LAB_ARGS ?=
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # Lab is rooted at the lesson's folder, outside the nbgrader course root (the repository), where
 # formgrader would log an error; students have no use for it. Instructors grade from the grading
-# folder (README, "Grading a class"), where formgrader stays on.
+# folder (docs/instructors.md, "Grading a class"), where formgrader stays on.
 NO_FORMGRADER := --ServerApp.jpserver_extensions="{'nbgrader.server_extensions.formgrader': False}"
 # Extra pytest arguments for `make test`, e.g. PYTEST_ARGS='-m "not browser"' (`make test-fast` takes them
 # too, after its own -m, so an -m there replaces its selection)

@@ -192,7 +192,7 @@ def _roster(args):
         return None
     if not args.roster:
         raise SystemExit(f"export --format {args.format} needs --roster FILE: a CSV with student_id and the LMS's "
-                         "id of each student (see README, \"Grades for an LMS\")")
+                         "id of each student (see docs/instructors.md, \"Grades for an LMS\")")
     from .instructor.lms import RosterError, read_roster
     try:
         return read_roster(args.roster, args.format)
@@ -273,7 +273,8 @@ def _limits(args):
     return Limits.for_timeout(args.timeout, **fields)
 
 
-def main(argv=None):
+def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser, every subcommand and option (docs/ examples are parsed with it by tests)."""
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -361,8 +362,11 @@ def main(argv=None):
                    help="release before the last due date, although a page can carry reference code from the "
                         "sandbox to a student who can still submit")
     p.set_defaults(func=cmd_release_feedback)
+    return parser
 
-    args = parser.parse_args(argv)
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
     return args.func(args)
 
 

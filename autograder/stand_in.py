@@ -102,13 +102,13 @@ def plan(item_id: str, item_sources, all_sources, units: dict) -> dict:
 
 def held(item_id: str, units: dict) -> list:
     """The items whose reference code the fork of `item_id` may hold at most (its code using every earlier
-    exercise): for the README's table and its test."""
+    exercise): for docs/grading-design.md's table and its test."""
     every = [source for u in units.get("units", []) for source in ["\n".join(u["names"])]]
     return [u["item"] for u in plan(item_id, every, every, units).get("units", [])]
 
 
 def table(units: dict) -> str:
-    """The README's table: per item, the reference code its fork may hold at most."""
+    """docs/grading-design.md's table: per item, the reference code its fork may hold at most."""
     rows = ["  | item | the reference's code its fork may hold (only what its code uses, or its checks hand it) |",
             "  |---|---|"]
     by_item = {u["item"]: u for u in units.get("units", [])}

@@ -3,8 +3,8 @@
 A green run that silently skipped the sandbox or the browser would read as "all tested". Each group in
 tests/system_packages.py gets one line when some of its tests were skipped and its package is missing.
 
-At the start, the checkout under test keeps its solutions, hidden checks and gradebook from other accounts, as the
-README's checklist has an instructor do: `grade` refuses to start otherwise (autograder/instructor/privacy.py).
+At the start, the checkout under test keeps its solutions, hidden checks and gradebook from other accounts, as
+docs/instructors.md's checklist has an instructor do: `grade` refuses to start otherwise (autograder/instructor/privacy.py).
 """
 import os
 from collections import Counter

@@ -60,7 +60,7 @@ def dist(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def student_venv(dist):
-    """README, "Handing out the course": a fresh venv, `pip install torch==2.13.0`, then the wheel.
+    """docs/instructors.md, "Handing out the course": a fresh venv, `pip install torch==2.13.0`, then the wheel.
 
     torch==2.13.0 exactly: on the course machines that is a local CPU wheel; any other request
     downloads a CUDA build of several GB."""

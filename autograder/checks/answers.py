@@ -43,8 +43,8 @@ FIELDS: dict = {
     "memory": "measured",
 }
 
-# (item, behaviour): where no value can tell, the share of the item that rests on a report (README, "What is
-# left to the guard"); the fault hook may raise these, and only these
+# (item, behaviour): where no value can tell, the share of the item that rests on a report (docs/grading-design.md,
+# "Values decide; reports only explain"); the fault hook may raise these, and only these
 SMALL_SHARES: dict = {
     ("token_accumulation", "empty_batch"): "that the call raised and returned nothing is a value (none came back); "
                                            "which exception it raised, ValueError or another, only the process sees",

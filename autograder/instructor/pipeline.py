@@ -1,6 +1,6 @@
 """How one student is graded: nbgrader's converters and their steps, as classes and calls, in order.
 
-README, "How a submission is graded", follows a submission through this module. In a grading process
+docs/grading-design.md, "How a submission is graded", follows a submission through this module. In a grading process
 (workers.py), for one staged submission (staging.py), `grade_student`:
 
 1. runs nbgrader's Autograde converter (`run_converter`), whose steps are the classes below:

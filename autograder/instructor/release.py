@@ -1,6 +1,6 @@
 """`python -m autograder release`: regenerate the student notebooks in lessons/ from solutions/, the
-visible checks' expected values in autograder/checks/expected.pt (instructor/expected.py), and the README's
-generated tables (instructor/readme.py).
+visible checks' expected values in autograder/checks/expected.pt (instructor/expected.py), and the generated tables
+of docs/grading-design.md (instructor/doc_tables.py).
 
 A wrapper over `nbgrader generate_assignment` that first stamps each grade cell's points from
 items.py, and whose stubs name the exercise (`stubs.ClearSolutionsNamed`, a step of pipeline.RELEASE).
@@ -15,7 +15,7 @@ import nbformat
 
 from ..checks.expect import EXPECTED_FILE
 from ..items import ASSIGNMENT, ITEMS, ROOT, solution_notebooks
-from . import expected, readme
+from . import doc_tables, expected
 
 
 def stamp_points(root: Path = ROOT) -> list:
@@ -72,7 +72,7 @@ def stale_files(root: Path = ROOT) -> list:
     values = _expected_file(root)
     if expected.is_stale(values, root):
         stale.append(values.relative_to(root).as_posix())
-    stale += [f"{readme.README} (its {name} table)" for name in readme.stale(root)]
+    stale += [f"{doc_tables.DOC} (its {name} table)" for name in doc_tables.stale(root)]
     return stale
 
 
@@ -89,8 +89,8 @@ def release(root: Path = ROOT) -> Path:
     values = _expected_file(root)
     changed = expected.write(values, root)
     print(f"{'wrote' if changed else 'kept'} {values.relative_to(root)} (the visible checks' expected values)")
-    if (root / readme.README).is_file():
-        tables = readme.write(root)
-        print(f"wrote {readme.README}'s {', '.join(tables)} table{'s' if len(tables) > 1 else ''}" if tables
-              else f"kept {readme.README}'s generated tables")
+    if (root / doc_tables.DOC).is_file():
+        tables = doc_tables.write(root)
+        print(f"wrote {doc_tables.DOC}'s {', '.join(tables)} table{'s' if len(tables) > 1 else ''}" if tables
+              else f"kept {doc_tables.DOC}'s generated tables")
     return out

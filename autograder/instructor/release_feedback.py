@@ -1,6 +1,6 @@
 """Feedback goes to students only once nobody can still submit, and one odd folder never stops the class.
 
-A later exercise's fork holds earlier exercises' reference code (stand-ins: README "No fork holds its own item's
+A later exercise's fork holds earlier exercises' reference code (stand-ins: docs/grading-design.md "No fork holds its own item's
 reference"), and code that disassembles it can carry it into the check messages. scrub.py withholds what it can
 find in plain encodings, but no search finds every encoding, and a student who can still submit could use
 what a page gave away. So the feedback pages are released only after the last due date of the class

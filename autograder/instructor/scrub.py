@@ -1,6 +1,6 @@
 """No reference code in what a student reads: text from the sandbox that quotes the reference is withheld.
 
-While an item is graded, its fork holds the reference's code for the exercises before it (stand-ins, README
+While an item is graded, its fork holds the reference's code for the exercises before it (stand-ins, docs/grading-design.md
 "No fork holds its own item's reference"). Code that disassembles a stand-in and raises the result would put
 reference code into the check messages, hence into the feedback page. So every text that came from the sandbox
 (check messages, the notebook's errors, the reason) is searched for the reference's own code in plain

@@ -1,4 +1,4 @@
-"""A newcomer's first run: `make lesson` as written, and a student's own install as the README hands it out.
+"""A newcomer's first run: `make lesson` as written, and a student's own install as docs/instructors.md hands it out.
 
 `make lesson` runs here with a copy of the lesson in a temporary folder and its own port and token
 (make variables LESSON and LAB_ARGS), as whichever user runs the tests: root in CI. Its log must

@@ -1,5 +1,5 @@
 """The course as an instructor meets it: nbgrader's formgrader, in JupyterLab, on a class graded by
-`python -m autograder grade`, started the way the README says (JupyterLab in OUT)."""
+`python -m autograder grade`, started the way docs/instructors.md says (JupyterLab in OUT)."""
 import json
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""The README's instructor checklist as a course runs it: an instructor who is not root and four students, each a
+"""docs/instructors.md's instructor checklist as a course runs it: an instructor who is not root and four students, each a
 Unix user, each command run by the user who would run it, through nbgrader's exchange folder.
 
 release -> fetch -> edit -> submit -> collect -> grade (refused: protections, then files others can read; then

@@ -249,16 +249,16 @@ def test_a_slurm_array_grades_like_one_machine_and_resumes_a_cancelled_task(slur
           f"{again_s:.1f} s again for its {len(left)} left; one grade --jobs 2: {one_s:.1f} s")
 
 
-# ---- the README's own command: deploy/slurm/submit, sbatch --wait that stops ----
+# ---- docs/instructors.md's own command: deploy/slurm/submit, sbatch --wait that stops ----
 
 SUBMIT_LINE = re.compile(r"^\s*(deploy/slurm/submit .*grade\.sbatch)")
 
 
-def readme_submit_command() -> list:
-    """The README's `deploy/slurm/submit ...` line (its comment left out), split as a shell would."""
+def docs_submit_command() -> list:
+    """docs/instructors.md's `deploy/slurm/submit ...` line (its comment left out), split as a shell would."""
     import shlex
-    found = [m.group(1) for line in (ROOT / "README.md").read_text().splitlines() if (m := SUBMIT_LINE.match(line))]
-    assert len(found) == 1, f"the README should give one deploy/slurm/submit command, not {found}"
+    found = [m.group(1) for line in (ROOT / "docs" / "instructors.md").read_text().splitlines() if (m := SUBMIT_LINE.match(line))]
+    assert len(found) == 1, f"docs/instructors.md should give one deploy/slurm/submit command, not {found}"
     return shlex.split(found[0])
 
 
@@ -279,7 +279,7 @@ def _node_cpus(env) -> int:
 
 
 def _submit(env, cwd: Path, command: list, timeout: float = 600):
-    """Run the README's command from `cwd`, where deploy/ is the repository's (its logs are written there)."""
+    """Run the docs' command from `cwd`, where deploy/ is the repository's (its logs are written there)."""
     if not (cwd / "deploy").exists():
         (cwd / "deploy").symlink_to(ROOT / "deploy")
     started = time.monotonic()
@@ -289,12 +289,12 @@ def _submit(env, cwd: Path, command: list, timeout: float = 600):
 
 
 def _with_option(command: list, *options: str) -> list:
-    """The README's command with sbatch options added before the script."""
+    """The docs' command with sbatch options added before the script."""
     return [command[0], *options, *command[1:]]
 
 
-def test_the_readme_command_grades_a_class_on_this_node(slurm, postgres_url, tmp_path):
-    command = readme_submit_command()
+def test_the_docs_command_grades_a_class_on_this_node(slurm, postgres_url, tmp_path):
+    command = docs_submit_command()
     submitted, grading = tmp_path / "submitted", tmp_path / "grading"
     students = ["ada", "bob", "cy"]
     write_class(submitted, ["stub"] * len(students), students)
@@ -307,13 +307,13 @@ def test_the_readme_command_grades_a_class_on_this_node(slurm, postgres_url, tmp
     assert f"completed, {tasks} task(s)" in output, output
     graded = {p.stem: json.loads(p.read_text())["status"] for p in grading.glob("shard-*/state/*.json")}
     assert graded == {s: "graded" for s in students}, (graded, logs)
-    print(f"README command on a {_node_cpus(slurm)}-CPU node: rc {rc} in {seconds:.1f} s, {tasks} tasks, "
+    print(f"docs command on a {_node_cpus(slurm)}-CPU node: rc {rc} in {seconds:.1f} s, {tasks} tasks, "
           f"{len(students)} students graded")
 
 
 def test_a_job_no_node_can_run_is_refused_before_it_is_submitted(slurm, tmp_path):
     cpus = _node_cpus(slurm)
-    command = _with_option(readme_submit_command(), f"--cpus-per-task={4 * cpus}")
+    command = _with_option(docs_submit_command(), f"--cpus-per-task={4 * cpus}")
     env = {**slurm, "LESSON20_SUBMITTED": str(tmp_path / "submitted"), "LESSON20_GRADING": str(tmp_path / "grading"),
            "LESSON20_DB_URL": "sqlite:////nowhere.db", "LESSON20_REPO": str(ROOT)}
     jobs_before = subprocess.run(["squeue", "-h", "-o", "%i"], env=slurm, capture_output=True, text=True).stdout
@@ -340,7 +340,7 @@ def test_a_job_the_partition_stops_fitting_is_cancelled_with_its_reason(slurm, t
     if cpus < 2:
         pytest.skip("needs a node with 2 CPUs or more")
     name = "lesson20-unfit"
-    command = _with_option(readme_submit_command(), "--hold", f"--cpus-per-task={cpus}", f"--job-name={name}")
+    command = _with_option(docs_submit_command(), "--hold", f"--cpus-per-task={cpus}", f"--job-name={name}")
     env = {**slurm, "LESSON20_SUBMITTED": str(tmp_path), "LESSON20_GRADING": str(tmp_path / "grading"),
            "LESSON20_DB_URL": "sqlite:////nowhere.db", "LESSON20_REPO": str(ROOT), "LESSON20_POLL_SECONDS": "1"}
     (tmp_path / "deploy").symlink_to(ROOT / "deploy")
@@ -365,7 +365,7 @@ def test_a_job_the_partition_stops_fitting_is_cancelled_with_its_reason(slurm, t
 
 def test_a_cancelled_job_is_not_a_success(slurm, tmp_path):
     name = "lesson20-cancelled"
-    command = _with_option(readme_submit_command(), "--hold", f"--job-name={name}")
+    command = _with_option(docs_submit_command(), "--hold", f"--job-name={name}")
     env = {**slurm, "LESSON20_SUBMITTED": str(tmp_path), "LESSON20_GRADING": str(tmp_path / "grading"),
            "LESSON20_DB_URL": "sqlite:////nowhere.db", "LESSON20_REPO": str(ROOT), "LESSON20_POLL_SECONDS": "1"}
     (tmp_path / "deploy").symlink_to(ROOT / "deploy")

@@ -101,7 +101,7 @@ def test_every_submission_is_graded_in_bounded_time(graded_corpus):
     from autograder.limits import Limits
     for name, g in graded_corpus["graded"].items():
         limits = Limits.for_timeout(**VARIANTS[name].limits)
-        # the README's worst case per submission: 3 x timeout for the notebook's runs, 3 x timeout for all
+        # docs/grading-design.md's worst case per submission: 3 x timeout for the notebook's runs, 3 x timeout for all
         # the checks, and a minute for starting sandboxes (the per-student deadline of `grade`)
         bound = limits.student_seconds
         assert g.seconds < bound, f"{name} took {g.seconds:.0f} s (bound {bound} s)"

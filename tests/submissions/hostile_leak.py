@@ -1,7 +1,7 @@
 """Submissions that carry the reference's code out through the messages (issue 44, point 5).
 
 While an item is graded, its fork holds the reference's code for the earlier exercises its code uses (stand-ins,
-README "No fork holds its own item's reference"). Each variant here reaches those stand-ins by name, with no
+docs/grading-design.md "No fork holds its own item's reference"). Each variant here reaches those stand-ins by name, with no
 tampering, and raises them, encoded, from the item's own function: the check's message then quotes them, and
 without scrub.py they reached the feedback page. tests/integration/test_reference_leak.py grades them through
 `grade` and searches every feedback page for the reference's code in each encoding; the corpus holds their scores

@@ -75,7 +75,7 @@ def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
 
 # NOT HELD YET, so not in the corpus the tests grade: a ballast freed during the call hides the memory of
 # graphs kept alive from the cgroup's peak, and the recording layer's base-class forward runs the whole
-# batch unrecorded. Both need the student's code out of the process that is measured (see the README).
+# batch unrecorded. Both need the student's code out of the process that is measured (see docs/grading-design.md).
 HOSTILE_REDTEAM = [
     hostile("redteam_ballast_hides_kept_graphs",
             Append("accumulate_gradients", BALLAST, first=True),

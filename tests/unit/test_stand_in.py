@@ -38,8 +38,8 @@ def test_a_later_exercise_named_in_an_earlier_one_is_never_sent():
                          UNITS)["bind"] == ["StaticLossScaler"]
 
 
-def test_the_readme_says_what_each_fork_may_hold():
-    from autograder.instructor import readme
+def test_the_design_doc_says_what_each_fork_may_hold():
+    from autograder.instructor import doc_tables
     from autograder.items import ROOT
-    assert stand_in.table(UNITS) in (ROOT / "README.md").read_text(), "README's stand-in table is stale"
-    assert readme.stand_ins_table() == stand_in.table(UNITS)
+    assert stand_in.table(UNITS) in (ROOT / doc_tables.DOC).read_text(), f"{doc_tables.DOC}'s stand-in table is stale"
+    assert doc_tables.stand_ins_table() == stand_in.table(UNITS)

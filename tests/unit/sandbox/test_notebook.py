@@ -125,6 +125,6 @@ def test_a_future_import_holds_from_its_own_statement_on(tmp_path, monkeypatch):
     (["async def three():\n    return 3", "got = await three()"], "SyntaxError"),  # no autoawait
 ])
 def test_the_differences_from_ipython_the_readme_lists(tmp_path, monkeypatch, cells, error):
-    """What the README says the cell runner still does differently from IPython's run_cell: IPython runs these."""
+    """What docs/grading-design.md says the cell runner still does differently from IPython's run_cell: IPython runs these."""
     assert in_ipython(tmp_path, cells, [])["errors"] == [None, None]
     assert in_the_grader(tmp_path, monkeypatch, cells, [])["errors"] == [None, error]
