@@ -133,7 +133,7 @@ def test_every_check_fails_when_every_value_is_wrong_and_every_report_right():
     results = run_checks([i.id for i in AUTO_ITEMS], Garbling(reference_namespace()), reference(),
                          include_hidden=True)
     passed = [f"{item}: {o.name} ({o.behaviour})" for item, r in results.items() for o in r.outcomes
-              if o.passed and (item, o.behaviour) not in answers.SMALL_SHARES]
+              if o.passed and (item, o.behaviour) not in answers.SMALL_SHARES and (item, o.check) not in answers.GUIDES]
     assert not passed, ("checks that pass on wrong values with right reports (a point resting on reports): "
                         + "; ".join(passed))
 
@@ -159,3 +159,17 @@ def test_rewriting_every_report_raises_no_score(name):
     rose = {k: (plain[k], forging[k]) for k in plain if (forging[k] or 0) > (plain[k] or 0)
             and k not in answers.SMALL_SHARES}
     assert not rose, f"{name} ({v.doc}): behaviours that earn more with every report forged: {rose}"
+
+
+def test_each_guide_has_a_measured_check_of_its_behaviour_beside_it():
+    """A check that rests on a report (answers.GUIDES) decides no point alone: its behaviour has a hidden check
+    that reads the grader's own measurement of the call's memory."""
+    import ast
+    from autograder.items import HIDDEN_DIR
+    for (item, check), behaviour in answers.GUIDES.items():
+        tree = ast.parse((HIDDEN_DIR / f"test_{item}.py").read_text())
+        measured = [f.name for f in tree.body if isinstance(f, ast.FunctionDef)
+                    and any(isinstance(d, ast.Call) and getattr(d.func, "attr", "") == "behaviour"
+                            and d.args and getattr(d.args[0], "value", None) == behaviour for d in f.decorator_list)
+                    and "assert_one_graph_at_a_time" in ast.unparse(f)]
+        assert measured, f"{item}.{check} rests on a report, and no hidden check of {behaviour} measures memory"

@@ -52,6 +52,14 @@ SMALL_SHARES: dict = {
                                                     "it does not show is seen only in the process",
 }
 
+# (item, check): checks whose verdict rests on a report but that decide no point alone: the student's guide in
+# the notebook, beside a hidden check of the same behaviour that the grader measures outside the sandbox (the
+# memory of a call), which a forged report cannot pass (tests/test_reports.py holds that it is there)
+GUIDES: dict = {
+    (item, "test_one_graph_alive_at_a_time"): "micro_batches"
+    for item in ("accumulate_gradients", "mixed_precision_train_step", "token_accumulation")
+}
+
 
 def kind(key: str) -> Kind:
     """What a field is; a field the declaration does not name counts as a report (tests/test_reports.py
