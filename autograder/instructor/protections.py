@@ -51,7 +51,8 @@ PROTECTIONS = (
     Protection("memory_cgroup", "a memory cgroup per sandbox (memory measured from outside, and bounded in all)",
                "the sandbox's memory is bounded by rlimits alone, and a call's memory (whether one micro-batch's "
                "graph is alive at a time: accumulate_gradients, mixed_precision_train_step, token_accumulation) "
-               "is sampled from the sandbox's processes every 2 ms, without the kernel's peak",
+               "is sampled from the sandbox's processes every 2 ms, without the kernel's peak (with bubblewrap; "
+               "without it, not at all)",
                "run `grade` as root (sudo), on a machine with cgroup v1 or v2 memory controllers"),
     Protection("sandbox_uid", "an unprivileged uid of its own for the submission's code",
                "a submission runs under your uid inside the sandbox: it can signal your other processes",
