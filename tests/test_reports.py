@@ -156,8 +156,10 @@ def test_rewriting_every_report_raises_no_score(name):
         forging = earned(run_checks(items, Forging(load(name)), reference(), include_hidden=True))
     finally:
         torch.set_default_dtype(dtype)
+    # a guide's behaviour is decided in the sandbox by the memory it measures, which runs in no process here
+    guided = {(item, behaviour) for (item, _), behaviour in answers.GUIDES.items()}
     rose = {k: (plain[k], forging[k]) for k in plain if (forging[k] or 0) > (plain[k] or 0)
-            and k not in answers.SMALL_SHARES}
+            and k not in answers.SMALL_SHARES and k not in guided}
     assert not rose, f"{name} ({v.doc}): behaviours that earn more with every report forged: {rose}"
 
 
