@@ -32,7 +32,8 @@ ATTACKS = ["forging_unscale_out_of_place", "forging_aliased_masters", "forging_b
 ONCE_REPORTED = ["static_not_in_place", "master_float_aliases", "master_no_requires_grad", "master_not_detached",
                  "master_returns_generator", "master_copy_back_replaces_data", "master_grads_alias_fp32",
                  "accumulate_full_batch_forward", "step_no_update", "step_update_twice", "step_update_only_when_stepping",
-                 "token_empty_batch_returns_nan", "underflow_returns_tensor", "accumulate_returns_tensor"]
+                 "token_empty_batch_returns_nan", "underflow_returns_tensor", "accumulate_returns_tensor",
+                 "accumulate_one_backward_of_summed_losses"]  # its guide forged, the measured memory decides
 
 
 def forging(on: bool):
