@@ -3,7 +3,7 @@ behaviour with its points, and under a failing behaviour what its failing checks
 import html
 
 from .rubric import capped
-from .text import (CAPPED, CENTRAL, HIDDEN_CHECK, NO_CHECKS, NOT_CHECKED_HERE, NOT_IMPLEMENTED, SAME_PROBLEM,
+from .text import (CAPPED, CAUSE_FOUND, CENTRAL, HIDDEN_CHECK, NO_CHECKS, NOT_CHECKED_HERE, NOT_IMPLEMENTED, SAME_PROBLEM,
                    UNCHECKED, partial_summary, summary)
 
 
@@ -64,11 +64,11 @@ def _rows(result):
 
 
 def first_failure(result) -> str:
-    """The first thing the item's report says went wrong: its one reason, or its first failing check's message;
-    "" when nothing failed."""
+    """The first thing the item's report says went wrong: its one reason, the cause its diagnosis found, or its
+    first failing check's message; "" when nothing failed."""
     if not result.outcomes:
         return NO_CHECKS
-    reason = _single_reason(result)
+    reason = _single_reason(result) or result.diagnosis
     if reason:
         return reason
     return next((f["message"] for b in result.behaviours() if b["earned"] is not None for f in b["failures"]), "")
@@ -81,6 +81,8 @@ def item_text(result) -> str:
     reason = _single_reason(result)
     if reason:
         return lines[0] + "\n  " + reason
+    if result.diagnosis:
+        lines.append("  " + CAUSE_FOUND + result.diagnosis)
     for mark, points, text, failures in _rows(result):
         lines.append(f"  {mark} {points:<9} {text}")
         for title, message in failures:
@@ -108,7 +110,8 @@ def item_html(result) -> str:
             rows.append(f"<li style='list-style:none'>{html.escape(sign)} <b>{html.escape(points)}</b> "
                         f"{html.escape(text)}{detail}</li>")
         cap = f"<div>{html.escape(CAPPED)}</div>" if capped(result.behaviours()) else ""
-        body = f"<ul style='margin:0.3em 0;padding-left:0.5em'>{''.join(rows)}</ul>{cap}"
+        cause = f"<div><b>{html.escape(CAUSE_FOUND + result.diagnosis)}</b></div>" if result.diagnosis else ""
+        body = f"{cause}<ul style='margin:0.3em 0;padding-left:0.5em'>{''.join(rows)}</ul>{cap}"
     status = "pass" if ok else "fail"
     return (f"<div class='lesson20-check lesson20-check-{status}' "
             f"style='border-left:4px solid {colour};padding:0.4em 0.8em'>{head}{body}</div>")

@@ -7,6 +7,8 @@ computed here, in this process. Each check names the rubric behaviour it decides
 (rubric.py) lacks, stops the run at collection.
 """
 import contextlib
+import importlib
+import importlib.util
 import io
 import os
 from dataclasses import dataclass, field
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from . import rubric
-from .checks.expect import CheckReason
+from .checks.expect import CheckFailure, CheckReason
 from .checks.harness import usual_defaults
 from .items import CHECKS_DIR, HIDDEN_DIR, Item, get_item
 from .text import CHECK_FAILED, internal_error
@@ -45,6 +47,7 @@ class ItemResult:
     review: list = field(default_factory=list)  # tamper flags: the item is not awarded automatically
     notes: list = field(default_factory=list)   # what the feedback says of how it was graded (stand-ins)
     said: list = field(default_factory=list)    # what its passing checks asked to show after them (Q5's feedback)
+    diagnosis: str = ""  # the one cause its exercise's diagnosis confirmed, when several behaviours fail (diagnose)
 
     @property
     def passed(self) -> int:
@@ -189,6 +192,10 @@ def run_checks(item_ids, student, reference=None, include_hidden=False) -> dict:
     try:
         with contextlib.redirect_stdout(io.StringIO()) as log, usual_defaults():  # the checks build on the CPU
             code = pytest.main(args, plugins=[collector])
+            for item_id, outcome in collector.outcomes:
+                results[item_id].outcomes.append(outcome)
+            for result in results.values():
+                result.diagnosis = diagnose(result, student)
     finally:
         if saved is None:
             os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
@@ -196,8 +203,23 @@ def run_checks(item_ids, student, reference=None, include_hidden=False) -> dict:
             os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = saved
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise RuntimeError(f"the checks could not run (pytest exit code {code}):\n{log.getvalue()[-3000:]}")
-    for item_id, outcome in collector.outcomes:
-        results[item_id].outcomes.append(outcome)
     for item_id, note in collector.notes:
         results[item_id].said.append(str(note))
     return results
+
+
+def diagnose(result: ItemResult, student) -> str:
+    """What the item's exercise diagnosis (checks/diagnose_<id>.py) finds, when two or more of its behaviours fail
+    on the code's logic: the one cause its telling scenarios confirm, which the report puts first; "" otherwise.
+    It runs after the checks, charged to the item, and a probe that fails leaves it silent."""
+    name = f"{__package__}.checks.diagnose_{result.item.id}"
+    failing = [b for b in result.behaviours() if b["failures"] and not any(f["reason"] for f in b["failures"])]
+    if len(failing) < 2 or importlib.util.find_spec(name) is None:
+        return ""
+    student.begin_item(result.item.id)
+    try:
+        return importlib.import_module(name).diagnose(student)
+    except CheckFailure:
+        return ""
+    finally:
+        student.end_item()

@@ -236,6 +236,7 @@ WITHHELD = ("(this message is withheld: it quoted the reference solution's code,
 NO_MEMORY_MEASURE = ("this grading machine could not measure your code's memory (it has no memory cgroup for the "
                      "sandbox), so whether one micro-batch's graph is alive at a time was not checked")
 CAPPED = "A central behaviour fails, so this item keeps at most half its points."
+CAUSE_FOUND = "Found first, behind several of the failures below: "  # before an item's diagnosis (runner.diagnose)
 NO_CHECKS = "no checks ran"
 SAME_PROBLEM = "same problem as above"  # a failing check's message when the one before said the same
 CENTRAL = " (central)"                  # after a central behaviour

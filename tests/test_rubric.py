@@ -17,12 +17,12 @@ from autograder import rubric
 from autograder.instructor.reference import runnable_cells
 from autograder.instructor.reference import reference_namespace
 from autograder.items import AUTO_ITEMS, get_item
-from autograder.report import item_html, item_text
+from autograder.report import first_failure, item_html, item_text
 from autograder.backends import LocalStudent, Reference
 from autograder.runner import CHECKS_DIR, HIDDEN_DIR, ItemResult, Outcome, run_checks
 from tests.helpers import ROOT
 from tests.submissions import VARIANTS, Replace, Variant, apply_edit, make_submission, names
-from tests.submissions.buggy import STATIC_USERS, STEP, STEP_PARTS, STEP_TEMPLATE
+from tests.submissions.buggy import ONE_CAUSE_NAMES, STATIC_USERS, STEP, STEP_PARTS, STEP_TEMPLATE
 
 
 # ---- the table ----
@@ -391,6 +391,30 @@ def test_missing_a_central_behaviour_fails_a_visible_check(name):
         torch.set_default_dtype(dtype)
     failed = {o.behaviour for o in outcomes if not o.passed}
     assert behaviour in failed, f"{name} ({how}) passes every visible check of {behaviour}; failing: {sorted(failed)}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ONE_CAUSE_NAMES)
+def test_a_one_cause_mistake_is_named_first(name):
+    """Several behaviours of the item fail, and the report leads with the one cause, found by the exercise's
+    diagnosis; that message is the item's first, in the report and on the feedback page."""
+    v = variant(name)
+    dtype = torch.get_default_dtype()
+    try:
+        result = run_checks([v.item], LocalStudent(load(name)), Reference(reference_namespace()),
+                            include_hidden=True)[v.item]
+    finally:
+        torch.set_default_dtype(dtype)
+    assert sum(1 for b in result.behaviours() if b["failures"]) >= 2, f"{name}: fewer than two behaviours fail"
+    assert v.cause.lower() in result.diagnosis.lower(), f"{name} ({v.doc}): the diagnosis says {result.diagnosis!r}"
+    assert first_failure(result) == result.diagnosis
+    assert item_text(result).split("\n")[1].endswith(result.diagnosis)
+
+
+def test_no_diagnosis_where_the_code_is_right():
+    """The reference passes everything, and the diagnosis itself confirms no cause on it."""
+    from autograder.checks.diagnose_mixed_precision_train_step import diagnose
+    assert diagnose(Reference(reference_namespace())) == ""
 
 
 @pytest.mark.slow

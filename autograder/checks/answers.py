@@ -38,6 +38,7 @@ FIELDS: dict = {
     "same_objects": "report", "same_grad_objects": "report", "model_kept": "report", "model_dtypes": "report",
     "model_devices": "report", "master_grad_dtypes": "report", "dtypes_kept": "report", "leaves": "report",
     "batches": "report", "batches_seen": "report", "graphs_alive": "report", "update_calls": "report", "raised": "report",
+    "loss_calls": "report",
     "value_error": "report", "input_after": "report", "weights": "report",
     # measured by the grader, outside the sandbox (the memory cgroup): never in the student's reach
     "memory": "measured",

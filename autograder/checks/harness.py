@@ -43,7 +43,6 @@ DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch
 
 class StudentRaised(Exception):
     """The student's code raised; `info` describes where and what, as plain data."""
-
     def __init__(self, call: str, info: dict):
         super().__init__(call)
         self.call, self.info = call, info
@@ -51,7 +50,6 @@ class StudentRaised(Exception):
 
 class Missing(Exception):
     """A name the probe needs is not defined (or is not callable) in the student's namespace."""
-
 
 def probe(fn):
     PROBES[fn.__name__] = fn
@@ -86,10 +84,8 @@ def placed(device: torch.device):
 
 def on_device(value, device: torch.device):
     """The spec with its tensors (in dicts, lists and tuples) moved to `device`; itself when that is the CPU."""
-    if device.type == "cpu":
-        return value
-    if isinstance(value, torch.Tensor):
-        return value.to(device)
+    if device.type == "cpu" or isinstance(value, torch.Tensor):
+        return value if device.type == "cpu" else value.to(device)
     if isinstance(value, dict):
         return {k: on_device(v, device) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -238,7 +234,6 @@ def describe(value, depth: int = 0) -> dict:
 
 class Embedder(nn.Module):
     """Token ids (B, T) -> mean of their embeddings (B, dim) -> logits (B, classes)."""
-
     def __init__(self, vocab, dim, classes, embedding=nn.Embedding):
         super().__init__()
         self.embed = embedding(vocab, dim)
@@ -250,7 +245,6 @@ class Embedder(nn.Module):
 
 class TinyLM(nn.Module):
     """Token ids (B, T) -> logits (B, T, V): each position sees the mean embedding of its prefix."""
-
     def __init__(self, vocab, dim, embedding=nn.Embedding):
         super().__init__()
         self.embed = embedding(vocab, dim)
@@ -266,7 +260,6 @@ def recording(layer_class, sizes: list, at_most: int = None):
     """A subclass of a first layer whose own forward records the batch size of every call in `sizes` (for the
     messages), and, given `at_most`, returns NaN for a call of more than `at_most` examples: a model that
     cannot take more than a micro-batch at once, so that a larger call shows in the values the code computes."""
-
     class Recording(layer_class):
         def forward(self, x):
             n = int(attr(x, "shape")[0])
@@ -280,9 +273,7 @@ def recording(layer_class, sizes: list, at_most: int = None):
 
 def build_model(spec: dict, sizes: list = None, at_most: int = None) -> nn.Module:
     """A small model from a plain spec: {"arch", "seed", "dtype", ...}, identical in every process.
-
-    sizes: a list that the model's first layer appends each forward call's batch size to; at_most: the most
-    examples its first layer takes at once (more give NaN; see `recording`)."""
+    sizes, at_most: what its first layer records, and the most examples it takes at once (`recording`)."""
     # the CPU generator the layers' initialisation draws from; torch.manual_seed would also queue a reseed of
     # every accelerator's generators, formatting the caller's stack each time (a millisecond a model)
     torch.random.default_generator.manual_seed(spec["seed"])
@@ -311,8 +302,7 @@ def build_model(spec: dict, sizes: list = None, at_most: int = None) -> nn.Modul
 
 
 def recorded_model(spec: dict, at_most: int = None):
-    """(model, sizes): a model built in PROPS whose first layer records each forward call's batch size, and
-    returns NaN for a call of more than `at_most` examples."""
+    """(model, sizes): a model built in PROPS whose first layer records its calls' batch sizes (`recording`)."""
     sizes = []
     return prop("build_model")(spec, sizes, at_most), sizes
 
@@ -378,6 +368,16 @@ def make_optimizer(params, spec: dict):
     """torch's SGD, Adam or AdamW with the spec's lr, and its momentum or weight_decay where it names one."""
     optimizer = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[spec["name"]]
     return optimizer(params, lr=spec["lr"], **{k: spec[k] for k in ("momentum", "weight_decay") if k in spec})
+
+
+def recorded_loss(loss_fn, calls: list):
+    """loss_fn, recording each call's (dtype of the output it was given, the loss as a float) in `calls`."""
+    def recorded(output, target):
+        loss = loss_fn(output, target)
+        if isinstance(output, _BASE) and isinstance(loss, _BASE) and attr(loss, "numel")() == 1:
+            calls.append((dtype_name(output), float(attr(loss, "detach")().double())))
+        return loss
+    return recorded
 
 
 def counting(scaler_class):

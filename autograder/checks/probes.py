@@ -330,9 +330,10 @@ def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_si
         what = (f"mixed_precision_train_step(model, master_params, {optimizer['name']}, scaler, {loss}, "
                 f"batch of {len(inputs)}, micro_batch_size={micro_batch_size}, max_grad_norm={max_grad_norm})"
                 + (f" [call {i + 1}]" if len(batches) > 1 else ""))
+        losses = []  # a report: (dtype of the output loss_fn was given, the loss) per call of it
         with graphs_alive(seen) as graphs:
-            result = call(what, fn, net, master_leaves, opt, scaler_obj, prop("LOSSES")[loss], inputs, targets,
-                          micro_batch_size, max_grad_norm)
+            result = call(what, fn, net, master_leaves, opt, scaler_obj, prop("recorded_loss")(
+                prop("LOSSES")[loss], losses), inputs, targets, micro_batch_size, max_grad_norm)
         most = max(most, graphs["most"])
         steps.append({
             "returned": describe(result),
@@ -342,6 +343,7 @@ def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_si
             "state": state_of(opt),
             "scale": describe(getattr(scaler_obj, "scale", None)),
             "update_calls": list(scaler_obj.update_calls),
+            "loss_calls": losses,
         })
     after = list(net.parameters())
     return {

@@ -4,34 +4,13 @@ import math
 import pytest
 import torch
 
+from autograder.checks.diagnose_mixed_precision_train_step import (MODEL, SCALE, SGD, loss_scale_seen, one_step,
+                                                                   repeated_calls, returned_pair, start_and_gradient,
+                                                                   total_update_error, which_loss)
 from autograder.checks.expect import (CheckFailure, as_multiple, classification_batch, expected, has_nan,
                                       kept_graphs, kind, max_abs_diff, moved_by, number, shown, token_batch)
 
-MODEL = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}
 BF16_MODEL = {**MODEL, "dtype": "bfloat16"}
-SGD = {"name": "sgd", "lr": 0.5}
-
-
-def start_and_gradient(inputs, targets, model=MODEL):
-    """The fp32 masters a step starts from, and the float64 full-batch (gradients, mean loss) of the batch."""
-    return expected("fp32_masters", model), expected("full_batch_grads", model, "cross_entropy", inputs, targets)
-
-
-def one_step(student, batch=12, micro=4, scaler=None, at_most=None, model=MODEL):
-    inputs, targets = classification_batch(batch, 6, 4, seed=batch)
-    start, full_batch = start_and_gradient(inputs, targets, model)
-    out = student.run("mixed_precision_train_step", model=model, masters=start,
-                      batches=[(inputs, targets)], loss="cross_entropy", micro_batch_size=micro,
-                      optimizer=SGD, scaler=scaler, at_most=at_most)
-    return out, out["steps"][0], start, full_batch
-
-
-def returned_pair(step):
-    r = step["returned"]
-    if kind(r) != "tuple" or len(r["items"]) != 2:
-        return None, None
-    loss, stepped = r["items"]
-    return loss, stepped
 
 
 def sgd_error(step, start, grads):
@@ -45,13 +24,19 @@ def sgd_error(step, start, grads):
 
 
 def update_multiple(step, start, grads, scale) -> str:
-    """What the update shows when it is a multiple of the right one: of 1/scale (divided by the scale twice),
-    of scale (never divided); otherwise the usual hint."""
+    """What the update shows when it is a multiple of the right one: of 1/scale (divided by the scale twice, or
+    never multiplied by it, as the model's gradients tell), of scale (never divided); otherwise the usual hint."""
     multiple = as_multiple([moved_by(m, s) for m, s in zip(step["masters"], start)], [-SGD["lr"] * g for g in grads])
     if multiple is not None:
         factor, u, w = multiple
         if float((u - factor * w).norm()) <= 0.05 * float(w.norm()) * abs(factor):
-            if math.isclose(factor, 1 / scale, rel_tol=0.05):
+            seen = loss_scale_seen(step, grads)
+            if math.isclose(factor, 1 / scale, rel_tol=0.05) and seen is not None and math.isclose(seen, 1.0,
+                                                                                                rel_tol=0.05):
+                return (f"The update is 1/{scale:g} of the right one, and after backward() the model's fp16 "
+                        "gradients equal the true gradient: the loss was never multiplied by the scale, and the "
+                        "master grads were divided by it. Hint: scaler.scale_loss(loss * share).backward().")
+            if math.isclose(factor, 1 / scale, rel_tol=0.05) and seen is not None:
                 return (f"The update is 1/{scale:g} of the right one: the gradients were divided by the scale "
                         f"twice. Hint: unscale the master grads once (one scaler.unscale_ call per step).")
             if math.isclose(factor, scale, rel_tol=0.05):
@@ -75,10 +60,12 @@ def test_one_clean_step(student):
         f"got {shown(stepped)}.")
     assert err < 0.05, (
         f"After one SGD step (lr=0.5, batch of 12, micro_batch_size=4), the masters moved by an update that is "
-        f"{err:.0%} off -lr * gradient. " + update_multiple(step, start, grads, 2.0 ** 16))
-    assert kind(loss) == "float" and math.isclose(loss["value"], want_loss, rel_tol=1e-2), (
+        f"{err:.0%} off -lr * gradient. " + update_multiple(step, start, grads, SCALE))
+    right = number(loss) is not None and math.isclose(number(loss), want_loss, rel_tol=1e-2)
+    assert kind(loss) == "float" and right, which_loss(step, want_loss) or (
         f"The returned loss is {shown(loss)}; the whole-batch mean loss is about {want_loss:.4f}. "
-        "Return the unscaled loss as a Python float.")
+        + ("Return it as a Python float (loss.item())." if right else "Hint: return the whole batch's mean loss, "
+           "unscaled: the sum of each micro-batch's loss times its share of the batch."))
     for i, (p, m) in enumerate(zip(step["model"], step["masters"])):
         assert max_abs_diff(p, m, round_to=torch.float16) == 0, (
             f"After the step, model parameter {i} is not its master rounded to fp16: copy the masters back "
@@ -205,27 +192,6 @@ def test_clipping_uses_the_unscaled_norm(student):
         f"{moved:.3g}. {hint}")
 
 
-def repeated_calls(student, calls, lr, inputs, targets, **extra):
-    """`calls` calls of the step on the same batch (SGD with this lr): the run, where the masters started, and
-    what they should have moved by. lr is small enough that the gradient barely changes from call to call, so
-    the right total update is calls * -lr * (the float64 gradient at the start)."""
-    start, (grads, _) = start_and_gradient(inputs, targets)
-    out = student.run("mixed_precision_train_step", model=MODEL, masters=start, batches=[(inputs, targets)] * calls,
-                      loss="cross_entropy", micro_batch_size=4, optimizer={"name": "sgd", "lr": lr}, **extra)
-    return out, start, [-calls * lr * g for g in grads]
-
-
-def total_update_error(step, start, want) -> tuple:
-    """(how far the masters' total update is from `want`, relative to its size; the multiple of `want` it is,
-    when it is one)."""
-    moved = [moved_by(m, s) for m, s in zip(step["masters"], start)]
-    if len(moved) != len(want) or any(m is None for m in moved):
-        return math.inf, None
-    err = max(max_abs_diff(m, w) for m, w in zip(moved, want)) / (max(float(w.abs().max()) for w in want) + 1e-12)
-    multiple = as_multiple(moved, want)
-    return err, None if multiple is None else multiple[0]
-
-
 @pytest.mark.behaviour("masters_keep_updates")
 def test_masters_add_up_updates_too_small_for_fp16(student):
     """Four calls whose updates are too small for fp16 to show: the fp32 masters add all four up"""
@@ -279,12 +245,15 @@ def test_gradients_do_not_carry_over_between_calls(student):
     inputs, targets = classification_batch(12, 6, 4, seed=23)
     out, start, want = repeated_calls(student, 2, 1e-3, inputs, targets)
     err, factor = total_update_error(out["steps"][-1], start, want)
+    stale = factor is not None and math.isclose(factor, 1.5, rel_tol=0.1)
     why = ("That is 1.5 times the two updates: the second call added its gradient to the first call's, which was "
-           "still in the model's .grad. " if factor is not None and math.isclose(factor, 1.5, rel_tol=0.1) else "")
+           "still in the model's .grad. Hint: backward() adds into .grad, so zero the model's gradients at the start "
+           "of every call (model.zero_grad(set_to_none=True))." if stale else
+           "It is not the 1.5 times the two updates that a gradient left over from the first call would give, so "
+           "the cause lies elsewhere in the step: the item's other failing checks say where.")
     assert err < 0.05, (
         f"After 2 calls of SGD (lr=1e-3) on the same batch, the masters should have moved by about twice one "
-        f"update, but their total update is {err:.0%} off that. {why}Hint: backward() adds into .grad, so zero the "
-        "model's gradients at the start of every call (model.zero_grad(set_to_none=True)).")
+        f"update, but their total update is {err:.0%} off that. {why}")
 
 
 TOKEN_MODEL = {"arch": "embed", "vocab": 20, "dim": 8, "classes": 4, "seed": 4, "dtype": "float16"}

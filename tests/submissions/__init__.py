@@ -403,8 +403,10 @@ def grade_variant_notebook(variant: Variant, nb=None):
 
 
 def failed_messages(result) -> dict:
-    """item -> [(check, message)] of each check that did not pass."""
-    return {i: [(o.name, o.message) for o in r.outcomes if not o.passed] for i, r in result.items.items()}
+    """item -> [(check, message)] of each check that did not pass, after the cause its diagnosis found, which the
+    report puts first (runner.diagnose)."""
+    return {i: [("the cause found first", r.diagnosis)] * bool(r.diagnosis)
+            + [(o.name, o.message) for o in r.outcomes if not o.passed] for i, r in result.items.items()}
 
 
 def write_class(folder, variant_names, student_ids=None) -> list:

@@ -517,7 +517,7 @@ def mixed_precision_train_step(model, master_params, optimizer, scaler, loss_fn,
         y = targets[start:start + micro_batch_size]
         {cast}
         share = {share}
-        loss = loss_fn(model(x).float(), y)
+        loss = {loss}
         {backward}
         total_loss += {loss_item}
     {to_master}
@@ -533,6 +533,7 @@ STEP_PARTS = dict(
     zero="model.zero_grad(set_to_none=True)",
     cast="if x.is_floating_point():\n            x = x.to(model_dtype)",
     share="x.shape[0] / batch_size",
+    loss="loss_fn(model(x).float(), y)",
     backward="scaler.scale_loss(loss * share).backward()",
     loss_item="loss.item() * share",
     to_master="model_grads_to_master_grads(model_params, master_params)\n"
@@ -796,3 +797,21 @@ ISSUE_48 += [
 ]
 
 BUGGY = BUGGY + ISSUE_48
+
+# issue 48, the root cause first: mistakes of Exercise 6 with one cause each that breaks several behaviours; the
+# report's first message (its diagnosis, runner.diagnose) must name that cause
+ONE_CAUSE = [
+    step_variant("step_loss_in_fp16", "computes the loss on the fp16 output (no .float())", loss="loss_fn(model(x), y)",
+                 cause="computed in float16", synonyms=("loss in fp32",)),
+    step_variant("step_loss_never_scaled", "never multiplies the loss by the scale, but unscales the master grads",
+                 backward="(loss * share).backward()", cause="never multiplied by the scale"),
+    step_variant("step_masters_from_model", "copies the fp16 model into the masters at the start of each call",
+                 zero="model.zero_grad(set_to_none=True)\n"
+                      "    for m, p in zip(master_params, model_params):\n        m.data.copy_(p.data)",
+                 cause="overwritten from the fp16 model"),
+    step_variant("step_returns_last_loss", "returns the last micro-batch's loss", loss_item="0.0",
+                 returned="loss.item(), not found_inf", cause="last micro-batch's loss"),
+]
+ONE_CAUSE_NAMES = tuple(v.name for v in ONE_CAUSE) + ("step_no_loss_scaling", "step_returns_scaled_loss")
+
+BUGGY = BUGGY + ONE_CAUSE
