@@ -152,7 +152,7 @@ def test_each_attack_on_the_course_earns_nothing(world):
     eve_row = rows[eve]["submission"]
     assert 29 * 60 < eve_row["late_seconds"] < 40 * 60 and eve_row["penalty"] == 1.0
     assert any("timestamp.txt says" in f for f in eve_row["flags"])
-    assert rows[eve]["total"] == pytest.approx(sum(FULL.values()) - 1.2 - 1.0)  # the withheld memory points, the penalty
+    assert rows[eve]["total"] == pytest.approx(sum(FULL.values()) - 1.0)  # the late penalty: the memory is sampled
     # frank and gina: set aside with their reasons, nothing of theirs graded
     assert "submission_secret.txt" in rows[frank]["set_aside"][0]["reason"] and rows[frank]["total"] == 0
     assert "symbolic link" in rows[gina]["set_aside"][0]["reason"] and rows[gina]["total"] == 0
