@@ -47,8 +47,8 @@ from .workers import Workers
 # similarity page, collecting, releasing feedback, the start-up checks of protections and privacy, and
 # formgrader's model answers (read by formgrader as it shows a page) decide no grade
 NOT_GRADING = {"quiz.py", "quizzes.py", "__main__.py", "progress.py", "class_report.py", "lms.py", "similarity.py",
-               "similarity_page.py", "report_sections.py", "collect.py", "release_feedback.py", "protections.py",
-               "privacy.py", "model_answers.py"}
+               "similarity_page.py", "report_sections.py", "report_plots.py", "collect.py", "release_feedback.py",
+               "protections.py", "privacy.py", "model_answers.py"}
 DEATHS = 2  # a student whose grading process dies this many times is recorded as "error"
 # tests only: "<student>:kill" or "<student>:hang" in its grading process, several separated by commas
 TEST_FAULT = "LESSON20_TEST_GRADER_FAULT"
