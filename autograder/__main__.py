@@ -172,15 +172,23 @@ def cmd_export(args):
     print(f"Wrote {out / 'grades.json'} and grades.csv for {len(doc['students'])} students.")
     if roster is not None:
         _write_lms(out, doc, args, roster)
-    if args.no_feedback:
-        return 0
-    from .instructor.handback import rewrite_feedback
     from .text import waiting_for_grade
-    written, failed = rewrite_feedback(db_url, doc["students"], [out, *sources],
-                                       waiting=lambda folder: print(waiting_for_grade(folder), file=sys.stderr, flush=True))
-    print(f"Wrote the feedback pages of {len(written)} graded students again, with what the gradebook holds now.")
-    for student, why in failed.items():  # the grades are written: only the page is the one `grade` wrote
-        print(f"{student}: {why}; the page from `grade` is left as it was", file=sys.stderr)
+
+    def waiting(folder):
+        print(waiting_for_grade(folder), file=sys.stderr, flush=True)
+
+    failed = {}
+    if not args.no_feedback:
+        from .instructor.handback import rewrite_feedback
+        written, failed = rewrite_feedback(db_url, doc["students"], [out, *sources], waiting=waiting)
+        print(f"Wrote the feedback pages of {len(written)} graded students again, with what the gradebook holds now.")
+        for student, why in failed.items():  # the grades are written: only the page is the one `grade` wrote
+            print(f"{student}: {why}; the page from `grade` is left as it was", file=sys.stderr)
+    if sources:  # the shards as one class in OUT: formgrader and release_feedback work there
+        from .instructor.merge import merge_class
+        copied = merge_class(out, sources, doc["students"], db_url, root, waiting=waiting)
+        print(f"Copied {len(copied)} students' submissions, autograded notebooks and feedback pages from the shards "
+              f"into {out}; start formgrader there (nbgrader_config.py) to grade the whole class by hand.")
     return 1 if failed else 0
 
 
@@ -324,7 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="the --out folder of a `grade` run; the files are written here")
     p.add_argument("--db-url", default=None, help="SQLAlchemy URL of the gradebook (default: SQLite in --out)")
     p.add_argument("--from", dest="sources", nargs="+", default=[], metavar="OUT_DIR",
-                   help="also take the students graded into these --out folders (other shards)")
+                   help="also take the students graded into these --out folders (other shards), and copy each "
+                        "one's submission, autograded notebook and feedback page into --out, with an "
+                        "nbgrader_config.py: formgrader and release_feedback then work on the whole class there")
     p.add_argument("--format", choices=("csv", "canvas", "moodle"), default="csv",
                    help="csv (default): grades.json and grades.csv only; canvas or moodle: also OUT/<format>.csv, "
                         "which that LMS imports as it is, and OUT/<format>-unmatched.csv (needs --roster)")

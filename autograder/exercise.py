@@ -7,6 +7,18 @@ Plain data, importing nothing of the project.
 """
 from dataclasses import dataclass
 
+# the lesson's ideas, in its order: each behaviour checks one (its own `concept`, else its exercise's); the class
+# report sums them up ("how to weight micro-batches: 40% of the class")
+CONCEPTS = {
+    "range": "range and underflow",
+    "scaling": "loss scaling",
+    "masters": "fp32 master weights",
+    "micro_batches": "weighting micro-batches",
+    "overflow": "skipping on overflow",
+    "tokens": "weighting by tokens",
+    "quiz": "the graded quiz",
+}
+
 
 @dataclass(frozen=True)
 class Behaviour:
@@ -14,6 +26,7 @@ class Behaviour:
     text: str            # one line, for the student: what the exercise asks for
     points: float
     central: bool = False
+    concept: str = ""    # the lesson's idea it checks (CONCEPTS), when not its exercise's
 
 
 @dataclass(frozen=True)
@@ -26,6 +39,11 @@ class Exercise:
     probes: tuple = ()   # the probes of checks/probes.py its checks drive the code with
     given: tuple = ()    # other items' names whose objects the checks hand to its code (a scaler)
     code: bool = True    # its names are code that other items' code may call (not an answer, as Q5_ANSWER)
+    concept: str = ""    # the lesson's idea (CONCEPTS) its behaviours check, unless a behaviour names its own
+
+    def concept_of(self, behaviour: Behaviour) -> str:
+        """The lesson's idea (a CONCEPTS key) that `behaviour` checks."""
+        return behaviour.concept or self.concept
 
     @property
     def points(self) -> float:

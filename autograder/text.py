@@ -414,6 +414,9 @@ def progress_line(done: int, total: int, student: str, status: str, score: float
 
 REPORT_HEADINGS = {
     "totals": "Totals",
+    "students": "Each student",
+    "concepts": "The lesson's ideas across the class",
+    "quiz": "The graded quiz's letters",
     "behaviours": "Behaviours across the class, worst first",
     "messages": "What the failing checks said",
     "items": "Each item's scores",
@@ -429,6 +432,15 @@ REPORT_HEADINGS = {
     "no_times": "No grading time is recorded (the records predate timings).",
     "scored_by_hand": "scored by hand",
     "waiting": "waiting for a score in formgrader",
+    "students_intro": "Each name opens the student's feedback page. Scores per item, in the lesson's order; "
+                      "late: past the due date; set aside: items set aside for review, and submissions set aside as "
+                      "not the student's.",
+    "concepts_intro": "The students who pass every behaviour of an idea that they were graded on, out of those "
+                      "graded on it; open one to see its behaviours.",
+    "quiz_intro": "The letter each student graded on the quiz answered; the right one is marked.",
+    "stubs": "Still the stub (Not implemented yet), per item",
+    "no_quiz": "No student's quiz answer was graded yet.",
+    "who": "who",
 }
 NO_MESSAGE = "(its failing checks left no message)"
 
@@ -460,9 +472,9 @@ def all_pass(count: int) -> str:
     return f"{_plural(count, 'more behaviour')} pass for every student graded"
 
 
-def students_said(count: int, wording: str) -> str:
-    """One group of a failing behaviour's messages: `12 students: the loss was not multiplied by ...`."""
-    return f"{_plural(count, 'student')}: {wording}"
+def students(count: int) -> str:
+    """How many students: `1 student`, `12 students` (the class report's counts, which come first)."""
+    return _plural(count, "student")
 
 
 def unreadable_record(problem: str) -> str:

@@ -16,5 +16,6 @@ EXERCISE = Exercise(
     ),
     why_central="Accumulation must give the whole batch's gradient while holding only one micro-batch's "
                 'activations: either alone misses the point.',
+    concept='micro_batches',
     probes=('accumulate_gradients',),
 )

@@ -6,7 +6,7 @@ EXERCISE = Exercise(
     title='Exercise 3: a dynamic loss scaler',
     names=('DynamicLossScaler',),
     behaviours=(
-        Behaviour('backoff', 'An overflow multiplies the scale by backoff_factor', 0.5, central=True),
+        Behaviour('backoff', 'An overflow multiplies the scale by backoff_factor', 0.5, central=True, concept='overflow'),
         Behaviour('no_minimum', 'There is no minimum scale', 0.2),
         Behaviour('growth', 'The scale grows by growth_factor after growth_interval clean updates in a row; an '
                             'overflow or a growth restarts the count', 0.7),
@@ -16,5 +16,6 @@ EXERCISE = Exercise(
     ),
     why_central='Backing off on overflow is what makes the scale dynamic: without it one inf stops training for '
                 'good.',
+    concept='scaling',
     probes=('loss_scaler', 'scaler_updates', 'scalers_side_by_side'),
 )

@@ -21,5 +21,6 @@ EXERCISE = Exercise(
     why_central='The master copy exists to hold the weights in fp32, apart from the fp16 model, and to write them '
                 'back into the same fp16 parameters; fp16 or aliased masters lose the small updates the copy is '
                 'for.',
+    concept='masters',
     probes=('make_master_params', 'master_params_to_model_params', 'model_grads_to_master_grads'),
 )

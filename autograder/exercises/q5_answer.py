@@ -10,6 +10,7 @@ EXERCISE = Exercise(
         Behaviour('right_letter', 'Q5_ANSWER is the right letter', 0.9, central=True),
     ),
     why_central='The right letter is the answer.',
+    concept='quiz',
     probes=('q5_answer',),
     code=False,
 )

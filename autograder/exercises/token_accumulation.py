@@ -18,5 +18,6 @@ EXERCISE = Exercise(
     ),
     why_central="Weighting by counted tokens is the exercise's point; doing it one micro-batch's graph at a time "
                 'is why one accumulates.',
+    concept='tokens',
     probes=('token_accumulation',),
 )

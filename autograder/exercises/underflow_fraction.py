@@ -16,5 +16,6 @@ EXERCISE = Exercise(
         Behaviour('any_shape_input_kept', 'Works on any shape and leaves its input unchanged', 0.1),
     ),
     why_central='Counting what a cast flushes to zero is the measurement the whole exercise is about.',
+    concept='range',
     probes=('underflow_fraction',),
 )

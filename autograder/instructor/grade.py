@@ -44,11 +44,11 @@ from .state import StudentRecord, load_state, save_state
 from .workers import Workers
 
 # quiz widgets, the command line, the progress display, the class report and its sections, the LMS files, the
-# similarity page, collecting, releasing feedback, the start-up checks of protections and privacy, and
+# similarity page, collecting, releasing feedback, merging shards, the start-up checks of protections and privacy, and
 # formgrader's model answers (read by formgrader as it shows a page) decide no grade
 NOT_GRADING = {"quiz.py", "quizzes.py", "__main__.py", "progress.py", "class_report.py", "lms.py", "similarity.py",
-               "similarity_page.py", "report_sections.py", "collect.py", "release_feedback.py", "protections.py",
-               "privacy.py", "model_answers.py"}
+               "similarity_page.py", "report_sections.py", "report_plots.py", "collect.py", "release_feedback.py",
+               "protections.py", "privacy.py", "model_answers.py", "merge.py"}
 DEATHS = 2  # a student whose grading process dies this many times is recorded as "error"
 # tests only: "<student>:kill" or "<student>:hang" in its grading process, several separated by commas
 TEST_FAULT = "LESSON20_TEST_GRADER_FAULT"

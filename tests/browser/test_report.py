@@ -58,12 +58,16 @@ def test_the_report_shows_the_class_to_its_instructor(page, graded_report):
 
     # what its checks said: the buggy pair's messages, each once with both names; the stub's, once
     block = page.locator(".failing").filter(has_text=SCALING)
-    pair = block.locator("li").filter(has_text="2 students:")
+    pair = block.locator("li").filter(has=page.locator(".count", has_text="2 students"))
     expect(pair.first).to_contain_text("scaler.scale")  # the variant's cause (tests/submissions/buggy.py)
     for i in range(pair.count()):
-        expect(pair.nth(i).locator(".who")).to_have_text(", ".join(BUGGY))
-    stubs = block.locator("li").filter(has_text=f"{len(STUBS)} students: Not implemented yet")
-    expect(stubs.locator(".who")).to_have_text(", ".join(STUBS))
+        who = pair.nth(i).locator("details.who")
+        expect(who).not_to_have_attribute("open", "")  # the names are folded
+        expect(who).to_have_text("who" + ", ".join(BUGGY))
+    stubs = page.locator("#stubs li").filter(has_text=SCALED)  # a stub's message: once per item
+    expect(stubs.locator(".count")).to_have_text(f"{len(STUBS)} students")
+    expect(stubs.locator("details.who")).to_have_text("who" + ", ".join(STUBS))
+    expect(block).not_to_contain_text("Not implemented yet")
 
     not_graded = page.locator("#statuses tbody tr")
     expect(not_graded).to_have_count(len(CLASS) - graded)

@@ -9,7 +9,8 @@ from autograder.instructor.class_report import (VARIES, ClassData, ReportError, 
 from autograder.instructor.state import StudentRecord, save_state, state_path
 from autograder.items import AUTO_ITEMS, ITEMS
 from autograder.rubric import behaviours
-from autograder.text import NO_MESSAGE
+from autograder.instructor.quiz_key import PRACTICE_5_ANSWER, PRACTICE_5_FEEDBACK
+from autograder.text import NO_MESSAGE, NOT_IMPLEMENTED
 
 STEP = "mixed_precision_train_step"
 HOSTILE = "<img src=x onerror=alert(1)>"
@@ -134,7 +135,7 @@ def test_every_students_text_is_escaped():
     assert not {"script", "img"} & set(page.tags)
     assert not [a for a in page.attributes if a.startswith("on")]
     shown = "".join(page.text)
-    for words in (f"1 student: came back {HOSTILE} after 3 calls", "<script>alert(2)</script>",
+    for words in (f"1 student came back {HOSTILE} after 3 calls", "<script>alert(2)</script>",
                   "<script>alert(3)</script>", "<b>bob</b>", HOSTILE):
         assert words in shown, words
     assert "http" not in text.replace("http-equiv", "").replace("http://www.w3.org", "")  # nothing to fetch
@@ -146,9 +147,9 @@ def test_the_page_shows_each_section_and_every_item_plotted():
     text = render(ClassData(doc_of(records), records, {}, {"ada": ["practice_q2"]}))
     page = Page()
     page.feed(text)
-    shown = " ".join(page.text)
+    shown = "".join(page.text)
     assert "2 students: 2 graded." in shown and "1 written answer still to grade (1 student)" in shown
-    assert "1 student: " + scaled(8) in shown and "50%" in shown
+    assert "1 student " + scaled(8) in shown and "50%" in shown
     assert page.tags.count("svg") == 1 + sum(1 for i in ITEMS if i.kind == "auto")  # the totals, each item
     assert "Every submission was graded." in shown and "No item is set aside for review." in shown
     assert "Nothing set aside for review." in shown
@@ -188,3 +189,73 @@ def test_a_broken_record_is_shown_with_its_cause(tmp_path):
     page = Page()
     page.feed(render(data))
     assert "its record cannot be read" in "".join(page.text) and "JSONDecodeError" in "".join(page.text)
+
+
+class Tree(HTMLParser):
+    """The page's elements as (tag, attributes, the text directly inside, the enclosing tags)."""
+    VOID = {"meta", "br", "img", "input", "link", "hr"}
+
+    def __init__(self):
+        super().__init__()
+        self.open, self.elements = [], []
+
+    def handle_starttag(self, tag, attrs):
+        element = (tag, dict(attrs), [], [t for t, *_ in self.open])
+        self.elements.append(element)
+        if tag not in self.VOID:
+            self.open.append(element)
+
+    def handle_endtag(self, tag):
+        while self.open and self.open.pop()[0] != tag:
+            pass
+
+    def handle_data(self, data):
+        if self.open:
+            self.open[-1][2].append(data)
+
+
+def test_messages_count_first_in_plain_weight_names_folded_and_a_stub_once_per_item():
+    stub = {b.id: [NOT_IMPLEMENTED] for b in behaviours(STEP)}
+    records = {"ada": record("ada", {STEP: stub}), "bob": record("bob", {STEP: stub}),
+               "cy": record("cy", {STEP: {"loss_scaling": [scaled(8)]}}), "dan": record("dan", {STEP: {
+                   "loss_scaling": [scaled(9)]}})}
+    text = render(ClassData(doc_of(records), records))
+    tree = Tree()
+    tree.feed(text)
+    assert not [t for t, *_ in tree.elements if t in ("b", "strong")]  # no bold walls
+    assert text.count("Not implemented yet") == 1  # once for the item, not once per behaviour
+    messages = section(text, "messages")  # each line: the count first, the wording, then who, folded
+    assert f"2 students {STEP} who ada, bob" in messages and f"2 students {scaled(VARIES)} who cy, dan" in messages
+    folded = [el for el in tree.elements if el[0] == "details" and el[1].get("class") == "who"]
+    assert len(folded) == 2 and all(el[3][-1] == "li" for el in folded)
+
+
+def section(text: str, name: str) -> str:
+    """The text shown in one section of the page."""
+    page = Page()
+    page.feed(text[text.index(f'<section id="{name}">'):][:text[text.index(f'<section id="{name}">'):].index(
+        "</section>")])
+    return " ".join(" ".join(page.text).split())
+
+
+def test_each_student_has_a_row_linked_to_their_page_and_the_quiz_and_ideas_are_summed_up():
+    wrong = {"q5_answer": {"right_letter": ["Q5_ANSWER is 'c', which is not the right answer. "
+                                            + PRACTICE_5_FEEDBACK["c"]]}}
+    records = {"ada": record("ada"), "bob": record("bob", {**wrong, "accumulate_gradients": {
+        "full_batch_gradient": ["m"]}}), "cy": record("cy", wrong)}
+    pages = {"ada": "feedback/ada/lesson20/lesson20.html"}
+    text = render(ClassData(doc_of(records), records, pages=pages))
+    tree = Tree()
+    tree.feed(text)
+    links = [el[1]["href"] for el in tree.elements if el[0] == "a" and "feedback/" in el[1].get("href", "")]
+    assert links == [pages["ada"]]  # bob and cy have no page: their names are not links
+    students = section(text, "students")
+    for s in records:
+        total = doc_of(records)["students"][s]["total"]
+        assert f"{s} graded {total:g} / {AUTO_POINTS:g}" in students, (s, students)
+    ideas = section(text, "concepts")
+    assert "weighting micro-batches: 2 of 3 students" in ideas  # bob misses the full-batch gradient
+    assert "the graded quiz: 1 of 3 students" in ideas
+    quiz = section(text, "quiz")
+    right = PRACTICE_5_ANSWER
+    assert f"{right} (right) 1 " in quiz and "c 2 " in quiz and "bob, cy" in quiz
