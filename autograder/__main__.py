@@ -146,7 +146,7 @@ def cmd_grade(args):
           + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
           + f". Wrote {Path(args.out) / 'grades.json'} and grades.csv.")
     from .instructor.class_report import write_report
-    from .text import report_failed
+    from .instructor.messages import report_failed
     try:
         print(f"Class report: {write_report(args.out, args.db_url, settings=settings)}")
     except Exception as exc:  # the grades are safe; the report can be written again on its own
@@ -172,7 +172,7 @@ def cmd_export(args):
     print(f"Wrote {out / 'grades.json'} and grades.csv for {len(doc['students'])} students.")
     if roster is not None:
         _write_lms(out, doc, args, roster)
-    from .text import waiting_for_grade
+    from .instructor.messages import waiting_for_grade
 
     def waiting(folder):
         print(waiting_for_grade(folder), file=sys.stderr, flush=True)
@@ -210,7 +210,7 @@ def _roster(args):
 
 def _write_lms(out: Path, doc: dict, args, roster):
     from .instructor.lms import write_lms
-    from .text import one_line
+    from .instructor.messages import one_line
     path, written, listing, listed = write_lms(out, doc, args.format, roster, args.per_item)
     print(f"Wrote {path} for {written} students; {len(listed)} listed in {listing}" + (":" if listed else "."))
     for student, lms_id, why in listed:
@@ -235,7 +235,7 @@ def cmd_similarity(args):
     from .instructor.similarity import compare, course_sources, ranking, read_cells
     from .instructor.similarity_page import write_page
     from .instructor.staging import select_students
-    from .text import no_such_folder, one_line
+    from .instructor.messages import no_such_folder, one_line
     submitted = Path(args.submitted_dir)
     if not submitted.is_dir():
         raise SystemExit(no_such_folder(submitted))

@@ -24,8 +24,8 @@ from ..items import ASSIGNMENT, AUTO_ITEMS, ITEMS
 from ..rubric import behaviours
 from markupsafe import Markup
 
-from ..text import (NO_MESSAGE, NOT_IMPLEMENTED, REPORT_HEADINGS, all_pass, gradebook_unreadable, no_gradebook,
-                    no_graded_class, no_such_folder, report_intro, report_summary, students, unreadable_record)
+from ..text import NOT_IMPLEMENTED
+from .messages import NO_MESSAGE, REPORT_HEADINGS, all_pass, gradebook_unreadable, no_gradebook, no_graded_class, no_such_folder, report_intro, report_summary, students, unreadable_record
 from . import report_plots, report_sections
 from .course import feedback_page
 from .files import write_atomic

@@ -30,7 +30,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from ..items import ASSIGNMENT
-from ..text import clip, one_line
+from ..text import clip
+from .messages import one_line
 from .arrival import MANIFEST, parse_stamp, read_manifest
 from .files import write_atomic
 from .settings import iso

@@ -28,7 +28,8 @@ from pathlib import Path
 
 from ..items import ASSIGNMENT, AUTO_ITEMS, PACKAGE_DIR, solution_notebooks
 from ..limits import Limits
-from ..text import clip, failure_page, gradebook_error_after_timeout, grader_error, past_deadline, process_died
+from ..text import clip, failure_page
+from .messages import gradebook_error_after_timeout, grader_error, past_deadline, process_died
 from . import privacy, protections
 from .answers import answer_hashes
 from .arrival import arrival, nbgrader_stamp, read_manifest

@@ -18,7 +18,8 @@ import warnings
 from pathlib import Path
 
 from ..items import ASSIGNMENT, ITEMS, MANUAL_ITEMS
-from ..text import NOT_GRADED_YET, clip, refused_id_cell
+from ..text import clip
+from .messages import NOT_GRADED_YET, refused_id_cell
 from .arrival import clip_entry, lateness
 from .files import file_lock, write_atomic
 from .settings import Settings

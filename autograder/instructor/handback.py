@@ -14,7 +14,8 @@ import shutil
 from pathlib import Path
 
 from ..limits import Limits
-from ..text import clip, no_feedback
+from ..text import clip
+from .messages import no_feedback
 from .course import feedback_page, nbgrader_config, pages_lock
 from .files import file_lock
 from .gradebook import newest_record

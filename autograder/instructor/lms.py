@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..items import ASSIGNMENT, ITEMS
-from ..text import LMS_GAPS, refused_id_cell, roster_problem, submission_note
+from ..text import submission_note
+from .messages import LMS_GAPS, refused_id_cell, roster_problem
 from .files import write_atomic
 from .gradebook import spreadsheet_cell
 from .staging import usable_id

@@ -34,7 +34,8 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 
 
 from ..items import ASSIGNMENT
-from ..text import NO_RESULTS, autograde_refused, clip, gradebook_error, no_feedback, submission_line
+from ..text import clip, submission_line
+from .messages import NO_RESULTS, autograde_refused, gradebook_error, no_feedback
 from .announce import AnnounceSubmission
 from .answers import answer_hashes, hand_scores, keep_hand_scores
 from .arrival import lateness

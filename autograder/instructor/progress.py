@@ -8,7 +8,7 @@ and why, when it was not simply graded.
 import sys
 
 from ..items import AUTO_ITEMS
-from ..text import progress_line
+from .messages import progress_line
 
 AUTO_POINTS = float(sum(item.points for item in AUTO_ITEMS))
 

@@ -8,7 +8,7 @@ parts marked (<mark>); what was left out before comparing (stub, reference, the 
 from pathlib import Path
 
 from ..items import ASSIGNMENT
-from ..text import SIMILARITY, similarity_intro
+from .messages import SIMILARITY, similarity_intro
 from .class_report import CONTENT_SECURITY_POLICY, e
 from .files import write_atomic
 from .similarity import Cells, Pair

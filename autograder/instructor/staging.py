@@ -22,7 +22,7 @@ from ..attachments import beside
 from ..cells import parse_notebook
 from ..items import ASSIGNMENT, NOTEBOOK_GLOB
 from ..structure import CELL_ID
-from ..text import beyond_bound, beyond_cost, duplicate_cell_id, linked_path
+from .messages import beyond_bound, beyond_cost, duplicate_cell_id, linked_path
 from .links import first_link, link_kind, mount_points
 from .notebook_bounds import Bounds, measure, without_outputs
 

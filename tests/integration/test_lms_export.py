@@ -13,7 +13,7 @@ import pytest
 
 from autograder.instructor.staging import usable_id
 from autograder.items import ASSIGNMENT
-from autograder.text import refused_id_cell
+from autograder.instructor.messages import refused_id_cell
 from tests.helpers import ROOT
 from tests.unit.instructor.test_lms import canvas_rows, moodle_rows
 

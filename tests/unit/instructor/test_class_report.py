@@ -10,7 +10,8 @@ from autograder.instructor.state import StudentRecord, save_state, state_path
 from autograder.items import AUTO_ITEMS, ITEMS
 from autograder.rubric import behaviours
 from autograder.instructor.quiz_key import PRACTICE_5_ANSWER, PRACTICE_5_FEEDBACK
-from autograder.text import NO_MESSAGE, NOT_IMPLEMENTED
+from autograder.text import NOT_IMPLEMENTED
+from autograder.instructor.messages import NO_MESSAGE
 
 STEP = "mixed_precision_train_step"
 HOSTILE = "<img src=x onerror=alert(1)>"
