@@ -1,11 +1,16 @@
-"""What one exercise is, as data: its id, title and contract names, its behaviours with their points, why the
-central ones are its point, the other items' names its checks hand it, and the probes that drive it.
+"""What one graded item is, as data. An exercise (auto-graded): its id, title and contract names, its behaviours
+with their points, why the central ones are its point, the other items' names its checks hand it, and the probes
+that drive it. A written answer (graded by a person): its id, points and title. items.ITEMS holds both: each item
+is declared once, here or in its exercise's module.
 
 Each exercise declares one `Exercise` in its own module, autograder/exercises/<id>.py; items.py and rubric.py
 build their tables from those declarations (autograder/exercises/__init__.py lists them in lesson order).
 Plain data, importing nothing of the project.
 """
 from dataclasses import dataclass
+from typing import ClassVar
+
+SOLUTION_SUFFIX = "_solution"  # grade id of an exercise's solution cell: <item id>_solution
 
 # the lesson's ideas, in its order: each behaviour checks one (its own `concept`, else its exercise's); the class
 # report sums them up ("how to weight micro-batches: 40% of the class")
@@ -40,6 +45,11 @@ class Exercise:
     given: tuple = ()    # other items' names whose objects the checks hand to its code (a scaler)
     code: bool = True    # its names are code that other items' code may call (not an answer, as Q5_ANSWER)
     concept: str = ""    # the lesson's idea (CONCEPTS) its behaviours check, unless a behaviour names its own
+    kind: ClassVar[str] = "auto"  # scored by the checks
+
+    @property
+    def solution_cell_id(self) -> str:
+        return f"{self.id}{SOLUTION_SUFFIX}"
 
     def concept_of(self, behaviour: Behaviour) -> str:
         """The lesson's idea (a CONCEPTS key) that `behaviour` checks."""
@@ -49,3 +59,16 @@ class Exercise:
     def points(self) -> float:
         total = round(sum(b.points for b in self.behaviours), 6)
         return int(total) if total == int(total) else total
+
+
+@dataclass(frozen=True)
+class WrittenAnswer:
+    """A question whose answer a person grades in formgrader (its model answer and rubric are in the instructor
+    notebook's cell of the same grade id)."""
+    id: str
+    points: float
+    title: str
+    names: ClassVar[tuple] = ()   # no contract: the answer is prose
+    given: ClassVar[tuple] = ()
+    code: ClassVar[bool] = False
+    kind: ClassVar[str] = "manual"

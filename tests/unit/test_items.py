@@ -16,8 +16,15 @@ def test_an_unknown_id_lists_the_valid_ones():
     assert all(i.id in str(caught.value) for i in items.ITEMS)
 
 
+def test_each_item_is_declared_once():
+    """The auto-graded items are the exercises' own declarations, not copies of their fields."""
+    from autograder.exercises import EXERCISES
+    assert all(item is exercise for item, exercise in zip(items.AUTO_ITEMS, EXERCISES, strict=True))
+    assert all(item.kind == "manual" and item.names == () for item in items.MANUAL_ITEMS)
+
+
 def test_a_solution_cell_belongs_to_its_item():
-    for item in items.ITEMS:
+    for item in items.AUTO_ITEMS:
         assert items.item_of_cell(item.solution_cell_id) == items.item_of_cell(item.id) == item.id
     assert items.item_of_cell(None) == ""
 
