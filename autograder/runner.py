@@ -89,6 +89,7 @@ class _Collector:
         self._student, self._reference = student, reference
         self.outcomes = []  # (item id, Outcome)
         self.notes = []     # (item id, text): what a check that passed asked to show with the grade
+        self.diagnoses = {}  # item id -> the cause its exercise's diagnosis found ("" for none)
 
     @pytest.fixture
     def student(self):
@@ -104,8 +105,12 @@ class _Collector:
         self._student.begin_item(_item_id(item))
 
     @pytest.hookimpl(trylast=True)
-    def pytest_runtest_teardown(self, item):
+    def pytest_runtest_teardown(self, item, nextitem):
         self._student.end_item()  # the check's verdict and message are made: its time is charged
+        item_id = _item_id(item)
+        if nextitem is None or _item_id(nextitem) != item_id:  # its item's last check: diagnose before the next
+            result = ItemResult(get_item(item_id), [o for i, o in self.outcomes if i == item_id])
+            self.diagnoses[item_id] = diagnose(result, self._student)  # item's, whose fork may not come back
 
     @pytest.hookimpl(wrapper=True)
     def pytest_pycollect_makeitem(self, collector, name, obj):
@@ -194,8 +199,8 @@ def run_checks(item_ids, student, reference=None, include_hidden=False) -> dict:
             code = pytest.main(args, plugins=[collector])
             for item_id, outcome in collector.outcomes:
                 results[item_id].outcomes.append(outcome)
-            for result in results.values():
-                result.diagnosis = diagnose(result, student)
+            for item_id, text in collector.diagnoses.items():
+                results[item_id].diagnosis = text
     finally:
         if saved is None:
             os.environ.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
