@@ -92,7 +92,7 @@ class Reference(LocalStudent):
 
     Its answers depend only on the probe and its spec, so they are kept for the next submission.
     It comes with `units`: its code for the contract names, one unit per item (reference.stand_in_units),
-    from which some stand in for a submission's other items while one is graded (stand_in.plan).
+    from which some stand in for a submission's other items while one is graded (stand_in_plan.plan).
     """
 
     _memo = {}
@@ -126,9 +126,9 @@ class SandboxStudent:
 
     def __init__(self, sandbox: Sandbox, timeout: float, total_seconds: float, setups: dict = None,
                  reference: Reference = None):
-        """setups: {item: what its fork is handed (stand_in.plan): the reference's code that stands in for
+        """setups: {item: what its fork is handed (stand_in_plan.plan): the reference's code that stands in for
         other items' while its checks run}. Each item's checks run in a fork of their own, one item after
-        the other: an item whose checks are done is never taken up again (see stand_in.py for why).
+        the other: an item whose checks are done is never taken up again (see stand_in_plan.py for why).
         reference: whose answers replace the reports in the sandbox's when the tests' FORGE_REPORTS is set."""
         self.sandbox = sandbox
         self.forge = reference if os.environ.get(FORGE_REPORTS) else None

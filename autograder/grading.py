@@ -18,7 +18,7 @@ from .report import first_failure, item_text
 from .runner import ItemResult, Outcome, run_checks
 from .limits import Limits
 from .sandbox import Sandbox, SandboxError
-from .stand_in import ORDER, names_used, plan
+from .stand_in_plan import ORDER, names_used, plan
 from .structure import drop_grader_metadata, repair_structure
 from .text import (CODE_RAN, clip, elsewhere, more_not_listed, not_graded, out_of_time_note, problem_text,
                    raised_note, repaired_note, review_note, sandbox_failure, set_aside, stand_in, structure_repair)
@@ -102,7 +102,7 @@ def grade_notebook(nb, item_ids=None, limits: Limits = Limits(), reference=None,
     files: {relative path: bytes} handed in beside the notebook (attachments.beside): read-only in its
     working folder in the sandbox, as in nbgrader's autograded folder.
     """
-    # in the lesson's order, one item after the other: see stand_in.py
+    # in the lesson's order, one item after the other: see stand_in_plan.py
     item_ids = sorted(dict.fromkeys(item_ids or [i.id for i in AUTO_ITEMS]), key=lambda i: ORDER.get(i, len(ORDER)))
     if repaired is None:
         drop_grader_metadata(nb)

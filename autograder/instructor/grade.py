@@ -1,7 +1,7 @@
 """`python -m autograder grade`: grade a whole class through nbgrader, in parallel, resumably.
 
 For each student: stage a clean copy of the submission (staging.py), then grade it in a grading
-process (pipeline.grade_student: nbgrader's Autograde with the sandboxed checks, the feedback page,
+process (pipeline.autograde_student: nbgrader's Autograde with the sandboxed checks, the feedback page,
 the student's record). Students are graded in parallel grading processes, one student per process
 at a time (workers.py): a process that dies costs a retry only to the student it held (twice:
 "error", graded again next run), and a student still being graded at its deadline
@@ -37,7 +37,7 @@ from .course import (feedback_page, nbgrader_config, pages_lock, prepare_gradebo
                      write_formgrader_config)
 from .files import file_lock
 from .gradebook import export, normalise_db_url, submitted_students, write_class_set_aside, zero_submission
-from .pipeline import grade_student, warm_up
+from .pipeline import autograde_student, warm_up
 from .progress import progress_display
 from .settings import course_root, read_settings
 from .staging import NOTEBOOK, Staged, select_students, stage, staged_notebook, submission_fingerprint, usable_id
@@ -100,13 +100,13 @@ def gradable(student: str, out: Path) -> bool:
     return usable_id(student) and staged_notebook(out / ".staging", student).exists()
 
 
-def grade_one(record: StudentRecord, staged: Staged, out: str, db_url: str, limits: Limits,
+def grade_staged_student(record: StudentRecord, staged: Staged, out: str, db_url: str, limits: Limits,
               root: str = None) -> StudentRecord:
     """Grade one staged student (in a grading process unless there is nothing to run); returns the record
     written to their state file."""
     out, started = Path(out), time.monotonic()
     if gradable(record.student, out):
-        record = grade_student(record, staged, out, class_config(str(out), db_url, limits, root))
+        record = autograde_student(record, staged, out, class_config(str(out), db_url, limits, root))
     else:  # nothing to run: staging's problem says why; not in the gradebook if the id is unusable
         if usable_id(record.student):
             zero_submission(db_url, record.student)
@@ -190,7 +190,7 @@ def _changed(out: Path, student: str, print_now: str) -> bool:
 
 
 def _grade_in_worker(record: StudentRecord, staged: Staged, out: str, db_url: str, limits: Limits, root: str):
-    """grade_one, in a grading process; a test can make that process die or hang for chosen students."""
+    """grade_staged_student, in a grading process; a test can make that process die or hang for chosen students."""
     faults = dict(f.rpartition(":")[::2] for f in os.environ.get(TEST_FAULT, "").split(",") if f)
     what = faults.get(record.student)
     if what == "kill":
@@ -199,7 +199,7 @@ def _grade_in_worker(record: StudentRecord, staged: Staged, out: str, db_url: st
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         while True:
             time.sleep(1)
-    return grade_one(record, staged, out, db_url, limits, root)
+    return grade_staged_student(record, staged, out, db_url, limits, root)
 
 
 def _grade_all(pool: Workers, todo, submitted, out, db_url, limits, prints: dict, show: bool, arrived: dict,
@@ -212,7 +212,7 @@ def _grade_all(pool: Workers, todo, submitted, out, db_url, limits, prints: dict
         if gradable(student, out):
             staged[student] = (record, found)
         else:
-            record = grade_one(record, found, str(out), db_url, limits, root)
+            record = grade_staged_student(record, found, str(out), db_url, limits, root)
             bar.update(record)
     # one student per grading process at a time: a process that dies or overruns costs only its student
     deaths = dict.fromkeys(staged, 0)

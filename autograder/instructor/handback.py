@@ -1,7 +1,7 @@
 """After grading by hand: the feedback pages again, from the gradebook, so that the page a student fetches
 carries the scores and comments given in formgrader.
 
-`grade` writes each page as it grades (pipeline.grade_student); formgrader then changes only the gradebook.
+`grade` writes each page as it grades (pipeline.autograde_student); formgrader then changes only the gradebook.
 `export` calls `rewrite_feedback` for every graded student (a score or comment may also have been taken back),
 each in the output folder that holds their newest record (a shard's, with --from), with the same nbgrader
 GenerateFeedback step and configuration as `grade`: the page is the one `grade` would write now. The page is

@@ -1,7 +1,7 @@
 """How one student is graded: nbgrader's converters and their steps, as classes and calls, in order.
 
 docs/grading-design.md, "How a submission is graded", follows a submission through this module. In a grading process
-(workers.py), for one staged submission (staging.py), `grade_student`:
+(workers.py), for one staged submission (staging.py), `autograde_student`:
 
 1. runs nbgrader's Autograde converter (`run_converter`), whose steps are the classes below:
    SANITIZE on the submitted notebook, then AUTOGRADE on the sanitized one. GradeOutOfProcess
@@ -95,7 +95,7 @@ def configure(c, root=None):
     c.GenerateFeedback.preprocessors = list(FEEDBACK)
     configure_pages(c)  # the feedback page's template, and formgrader's manual-grading page's
     c.OverwriteCells.add_missing_cells = True  # a test cell a student deleted comes back, rather than scoring 0
-    sink = ResultSink()  # the steps hand what they found to grade_student through it
+    sink = ResultSink()  # the steps hand what they found to autograde_student through it
     for step in (RepairStructure, GradeOutOfProcess, FlagForReview, AnnounceSubmission):
         c[step.__name__].sink = sink
 
@@ -136,7 +136,7 @@ def leave_note(cfg, record: StudentRecord, total: float) -> float:
     return block["penalty"]
 
 
-def grade_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> StudentRecord:
+def autograde_student(record: StudentRecord, staged: Staged, out: Path, cfg) -> StudentRecord:
     """Grade one staged student whose notebook is there to grade (grade.gradable), with the class's nbgrader
     configuration `cfg` (course.nbgrader_config); save and return their record."""
     from nbgrader.converters import Autograde, GenerateFeedback

@@ -15,7 +15,7 @@ from ..backends import Reference
 from ..cells import CodeCell, read_notebook
 from ..items import AUTO_ITEMS, ROOT, solution_notebooks
 from ..sandbox.notebook import strip_magics  # the one blanking of magics, shared with the sandbox
-from ..stand_in import names_in
+from ..stand_in_plan import names_in
 
 DEFINITIONS = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 

@@ -8,7 +8,7 @@ travel, under the (student, notebook) being graded:
 - RepairStructure opens the student's entry with the repairs it made (a fresh entry each time);
 - GradeOutOfProcess reads those repairs, grades, and puts its result (grading.SubmissionResult) there;
 - FlagForReview reads the result's review flags;
-- the pipeline (pipeline.grade_student) takes the entry, which removes it;
+- the pipeline (pipeline.autograde_student) takes the entry, which removes it;
 - before GenerateFeedback, the pipeline (and handback, for export's pages) leaves a note on the submission's
   time, which AnnounceSubmission (announce.py) takes and shows at the top of the feedback page.
 

@@ -6,7 +6,7 @@ an HMAC key; every message is signed with a key and every reply carries its requ
 student's code writes to the reply pipe cannot pass for an answer. Before the first cell an audit hook
 (guard.py) closes the side doors to the grader's code, and a snapshot is taken of what the probes rely on.
 
-Then, for each item, in the lesson's order (see stand_in.py for why the order matters):
+Then, for each item, in the lesson's order (see stand_in_plan.py for why the order matters):
   grader -> template: {"fork": item, "nonce"}      template forks; the fork says {"forked": item, "nonce"}
   grader -> fork:     {"key", "imports", "units", "bind", "nonce"}: the item's own key and its stand-ins,
                       read by the fork alone (the template never holds them) -> {"item_ready": true, "nonce"}

@@ -24,7 +24,7 @@ Every denial raises an exception in the student's code and is kept as a flag: th
 submission aside for review instead of trusting what the probes saw.
 
 The guard is defence in depth and evidence: the design does not depend on it (see child.py and
-stand_in.py: nothing the student's code could read in the sandbox earns a point).
+stand_in_plan.py: nothing the student's code could read in the sandbox earns a point).
 
 Only the standard library: the zygote loads this file from its read-only folder, before any
 student code, and keeps nothing of it where a student's code could find it by name.

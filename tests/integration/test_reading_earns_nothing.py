@@ -23,7 +23,7 @@ from autograder.items import AUTO_ITEMS
 from autograder.limits import Limits
 from autograder.sandbox import Sandbox, have_bwrap
 from autograder.sandbox.session import AUDIT_HOOK_OFF
-from autograder.stand_in import plan
+from autograder.stand_in_plan import plan
 from tests.submissions import (MARKERS, SOLUTION_NB, VARIANTS, Replace, Variant, judge, make_submission,
                                make_variant_submission)
 from tests.submissions.hostile_reading import CODE_ITEMS, planted

@@ -25,7 +25,7 @@ STUDENT_MODULES = [  # what the notebooks and `python -m autograder check` run o
     "autograder/__init__.py", "autograder/__main__.py", "autograder/items.py", "autograder/lesson.py",
     "autograder/plots.py", "autograder/quiz.py", "autograder/quizzes.py", "autograder/grading.py",
     "autograder/cells.py", "autograder/structure.py", "autograder/runner.py", "autograder/report.py", "autograder/backends.py",
-    "autograder/selfcheck.py", "autograder/rubric.py", "autograder/text.py", "autograder/stand_in.py",
+    "autograder/selfcheck.py", "autograder/rubric.py", "autograder/text.py", "autograder/stand_in_plan.py",
     *(f"autograder/sandbox/{name}.py" for name in ("__init__", "errors", "isolation", "protocol", "channel",
                                                   "zygote", "memory", "forks", "loading", "session", "worker",
                                                   # loaded by path inside the sandbox (worker.PARTS), not imported

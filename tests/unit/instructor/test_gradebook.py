@@ -84,7 +84,7 @@ FORMULA_FOLDERS = ["=HYPERLINK(1)", "+SUM(1)", "-2+3", "@SUM(1)", "\tcmd", "\r=1
 
 def test_refused_folders_get_a_row_that_says_why_and_no_formula(tmp_path):
     """Folders named like formulas are refused for grading; grades.csv names them inertly, with the reason."""
-    from autograder.instructor.grade import grade_one
+    from autograder.instructor.grade import grade_staged_student
     from autograder.instructor.staging import stage
     from autograder.limits import Limits
     prepare_alembic()
@@ -92,7 +92,7 @@ def test_refused_folders_get_a_row_that_says_why_and_no_formula(tmp_path):
     for folder in FORMULA_FOLDERS:
         (submitted / folder / "lesson20").mkdir(parents=True)
     for folder in FORMULA_FOLDERS:  # as grade._grade_all finishes a submission with nothing to run
-        grade_one(StudentRecord(folder, "f"), stage(folder, submitted, tmp_path / ".staging"), str(tmp_path),
+        grade_staged_student(StudentRecord(folder, "f"), stage(folder, submitted, tmp_path / ".staging"), str(tmp_path),
                   db_url, Limits())
     doc = export(tmp_path, db_url)
     assert set(doc["students"]) == set(FORMULA_FOLDERS)

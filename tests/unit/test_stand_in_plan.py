@@ -1,5 +1,5 @@
-"""autograder.stand_in: an item's fork holds only exercises before it that its code uses, never its own."""
-from autograder import stand_in
+"""autograder.stand_in_plan: an item's fork holds only exercises before it that its code uses, never its own."""
+from autograder import stand_in_plan as stand_in
 from autograder.instructor.reference import stand_in_units
 from autograder.items import AUTO_ITEMS
 
