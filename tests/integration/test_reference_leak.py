@@ -87,7 +87,7 @@ class _Outputs(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         classes = (dict(attrs).get("class") or "").split()
-        inside = bool(self.stack and self.stack[-1][1]) or bool({"output_subarea", "jp-OutputArea-output"} & set(classes))
+        inside = bool(self.stack and self.stack[-1][1]) or bool({"output_subarea", "jp-OutputArea-output", "lesson20-report"} & set(classes))
         if tag not in VOID:
             self.stack.append((tag, inside))
 
@@ -124,7 +124,9 @@ def graded(tmp_path_factory):
 
 def test_the_oracle_finds_each_encoding_of_the_reference_it_is_made_from():
     marks = reference_marks()
-    assert all(marks.values()), {k: len(v) for k, v in marks.items()}
+    # every encoding of the bytecode has marks; the reference's names may all be public (the checks' hints quote
+    # them), and then no name of it is a secret to find
+    assert all(v for k, v in marks.items() if k != "names"), {k: len(v) for k, v in marks.items()}
     from autograder.instructor.reference import reference_namespace
     code = reference_namespace()["accumulate_gradients"].__code__
     for how, text in {"hex": code.co_code.hex(), "base64": base64.b64encode(code.co_code[1:]).decode(),
@@ -144,7 +146,9 @@ def test_no_feedback_page_holds_the_references_code(graded):
     assert {name: how for name, how in leaks.items() if how} == {}
     for variant in HOSTILE_LEAK:  # the attacked item lost its points, and its page says a message was withheld
         assert rows[variant.name]["items"]["token_accumulation"]["score"] < 1
-        assert "this message is withheld: it quoted the reference solution" in pages[variant.name]
+        if variant.name.endswith("_names") and not marks["names"]:
+            continue  # every name of the reference is public (the checks' hints quote them): nothing to withhold
+        assert "this message is withheld: it quoted the reference solution" in pages[variant.name], variant.name
 
 
 if __name__ == "__main__":  # what the raw reports would show, before scrubbing: the "before" of issue 44's figure
