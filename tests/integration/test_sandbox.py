@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -190,7 +191,7 @@ def test_a_host_account_with_the_uid_the_sandbox_would_pick_cannot_signal_it():
     candidate is passed over, and cannot signal the sandbox's processes (before, an innocent failed 0/14)."""
     grader = subprocess.Popen([sys.executable, "-c", GRADER_WAITING], cwd=ROOT, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
-    account = "l20uidtest"
+    account = f"l20uid{os.getpid() % 100000}"  # its own name: a run killed earlier may have left one behind
     try:
         first = int(grader.stdout.readline())
         subprocess.run(["useradd", "-M", "-N", "-s", "/usr/sbin/nologin", "-u", str(first), account], check=True)
@@ -209,9 +210,12 @@ def test_a_host_account_with_the_uid_the_sandbox_would_pick_cannot_signal_it():
         assert all(Path(f"/proc/{pid}").exists() for pid in sandbox)
         assert kill_as(picked, "-0") == [0] * len(sandbox)  # the control: the sandbox's own uid may
     finally:
-        grader.stdin.write("done\n")
-        grader.stdin.flush()
-        grader.wait(timeout=60)
+        try:
+            grader.stdin.write("done\n")
+            grader.stdin.flush()
+            grader.wait(timeout=60)
+        except (OSError, subprocess.TimeoutExpired):  # it stopped early, or waits on a line never sent
+            grader.kill()
         subprocess.run(["userdel", account], capture_output=True)
 
 
@@ -251,19 +255,26 @@ print(json.dumps(out))
 @needs_bwrap
 @pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in ("useradd", "runuser", "unshare")),
                     reason="makes a Unix user: needs root, useradd, runuser and unshare")
-def test_a_grader_that_is_not_root_still_measures_memory(tmp_path):
+def test_a_grader_that_is_not_root_still_measures_memory():
     """An instructor's own account may make no cgroup here (cgroup v1, no delegation): the sandbox's memory is
     sampled from its processes instead. Keeping every graph alive loses its point, as graded by root; the
     reference keeps it."""
-    from tests.integration.test_exchange import VENV_BIN, Users
-    users = Users(tmp_path)
+    from tests.integration.unix_users import PYTHON, Users, checkout
+    base = Path(tempfile.mkdtemp(prefix="l20-nonroot-"))  # pytest's own temporary folders are root's alone
+    base.chmod(0o755)
+    (base / "home").mkdir(mode=0o755)
+    users = Users(base)
     try:
-        name = users.add("instructor", tmp_path)
-        done = users.run(name, VENV_BIN / "python", "-c", GRADE_AS_USER, "reference",
-                         "accumulate_one_backward_of_summed_losses", cwd=ROOT)
+        name = users.add("instructor", base)
+        # the instructor's own copy of the course: the checkout's instructor paths are private to root here
+        course = checkout(users, name, users.home(name) / "course", fresh_modes=False)
+        users.env[name]["PYTHONPATH"] = str(course)  # this copy's package, not the installed checkout's
+        done = users.run(name, PYTHON, "-c", GRADE_AS_USER, "reference",
+                         "accumulate_one_backward_of_summed_losses", cwd=course)
         got = json.loads(done.stdout.strip().splitlines()[-1])
     finally:
         users.remove()
+        shutil.rmtree(base, ignore_errors=True)
     assert got["reference"][0] == 2.0, got["reference"]
     score, messages = got["accumulate_one_backward_of_summed_losses"]
     assert score == 1.0 and any("raised the sandbox's memory by" in m for m in messages), messages
