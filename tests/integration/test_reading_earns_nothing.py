@@ -132,10 +132,9 @@ def test_the_guard_corpus_readers_earn_no_more_than_their_honest_code(monkeypatc
 
 # issue 44's three doors into the grader's trusted sections (tests/submissions/hostile_round7.py); with the hook on
 # the corpus holds them (tests/integration/test_submissions.py)
-DOORS = ["round7_door_rebound_ctypes", "round7_door_traceback_property",
-         pytest.param("round7_door_gc_callback", marks=pytest.mark.xfail(strict=True, reason=(
-             "issue 44 point 1: with the hook off a gc callback is ordinary student code, which may rewrite the "
-             "fork's reports, and master_weights still reads its aliasing from them")))]
+# (with the hook off a gc callback is ordinary student code, which may rewrite the fork's reports: master_weights
+# reads aliasing from the weights after a step, a value, so that earns nothing either)
+DOORS = ["round7_door_rebound_ctypes", "round7_door_traceback_property", "round7_door_gc_callback"]
 
 
 @pytest.mark.parametrize("name", DOORS)
