@@ -313,7 +313,10 @@ class _Saved:
     def __init__(self, tensor, call: int, alive: dict):
         self.tensor, self.call, self.alive = tensor, call, alive
         alive[call] = alive.get(call, 0) + 1
-        alive["most"] = max(alive.get("most", 0), sum(1 for c, n in alive.items() if c != "most" and n))
+        # held graphs of calls before the previous one (what a call saves before its first layer counts it, a
+        # checkpoint's inputs, carries the previous number)
+        older = sum(1 for c, n in alive.items() if c != "most" and n and c < call - 1)
+        alive["most"] = max(alive.get("most", 0), older + 1)
 
     def __del__(self):
         self.alive[self.call] -= 1
