@@ -5,9 +5,8 @@ probes and the checks build the same way from a plain spec.
 A probe runs wherever the student's code lives: in the student's kernel for a self-check,
 or in the grading sandbox. It never decides pass or fail (the checks do, in their own
 process), and what it returns is only tensors, numbers, strings, lists and dicts, so that
-`torch.load(..., weights_only=True)` can carry it out of the sandbox.
-
-This file and probes.py import nothing but torch and the standard library: the sandbox binds the two alone.
+`torch.load(..., weights_only=True)` can carry it out of the sandbox. This file and probes.py import nothing
+but torch and the standard library: the sandbox binds the two alone.
 
 In the sandbox this file and then probes.py are executed into one namespace for each request, after the
 notebook's cells have run (sandbox/isolation.py, PROBE_FILES); that is done twice: once for the probes
@@ -312,10 +311,8 @@ class _Saved:
 
     def __init__(self, tensor, call: int, alive: dict):
         self.tensor, self.call, self.alive = tensor, call, alive
-        alive[call] = alive.get(call, 0) + 1
-        # held graphs of calls before the previous one (what a call saves before its first layer counts it, a
-        # checkpoint's inputs, carries the previous number)
-        older = sum(1 for c, n in alive.items() if c != "most" and n and c < call - 1)
+        alive[call] = alive.get(call, 0) + 1  # held graphs of calls before the previous one count (a checkpoint's
+        older = sum(1 for c, n in alive.items() if c != "most" and n and c < call - 1)  # inputs: previous number)
         alive["most"] = max(alive.get("most", 0), older + 1)
 
     def __del__(self):
