@@ -318,7 +318,8 @@ HOSTILE = [
             def make_master_params(model):
                 return [p.clone().float() for p in model.parameters()]
             '''), Append("master_weights", PATCH_BUILTINS), twin="master_not_detached", rest="any",
-            flagged="*", doc="rebinds builtins (bool, all, any, max) so that checks made with them pass"),
+            doc="rebinds builtins (bool, all, any, max) so that checks made with them pass: the grader's files keep "
+                "builtins of their own, so nothing of the grader is touched, and the student's own code breaks"),
     hostile("hostile_patch_tensor_attributes", Replace("master_weights", "make_master_params", '''
             def make_master_params(model):
                 return [p.detach().clone().float() for p in model.parameters()]
@@ -336,8 +337,8 @@ HOSTILE = [
                 loss_total.backward()
                 return loss_total.item()
             '''), Append("accumulate_gradients", PATCH_PROBES), twin="accumulate_full_batch_forward",
-            doc="finds the grader's probe module (import, gc) and makes it report small batches: gc is denied "
-                "while the notebook loads, so the cell stops and the checks see the full-batch forward"),
+            flagged="*", doc="finds the grader's probe module (import, gc) and makes it report small batches: "
+                             "compiling code under the grader's own file name is flagged, and the notebook set aside"),
     hostile("hostile_lying_return", Append("underflow_fraction", LIAR, first=True),
             Replace("underflow_fraction", "underflow_fraction", '''
             def underflow_fraction(values, dtype=torch.float16):
@@ -434,7 +435,10 @@ HOSTILE = [
             '''), expect={"underflow_fraction": 0.0},
             doc="rewrites test cells (one to claim 100 points) around an unfinished exercise"),
     hostile("hostile_stops_the_sandbox", Append("q5_answer", STOP_THE_SANDBOX), limits=HOSTILE_LIMITS,
-            doc="SIGSTOPs the process that forks submissions: it is replaced, the next student is unaffected"),
+            status="timeout", rest="zero",
+            doc="SIGSTOPs its parent, which in a submission's own PID namespace is that submission's init, not the "
+                "process that forks submissions: its own notebook stops and runs out of time; the next student is "
+                "unaffected (tests/integration/test_sandbox.py)"),
     hostile("hostile_pokes_the_sandbox", Replace("q5_answer", None, POKE_THE_SANDBOX), expect={"q5_answer": "less"},
             flagged="*", doc="tries to write into, or ptrace, the process that forks the next submissions"),
     hostile("hostile_leaves_traces", Append("q5_answer", LEAVE_TRACES),

@@ -176,10 +176,10 @@ def door(name: str, source: str, how: str, flagged=()):
 
 
 # Closed: the grader binds ctypes' functions when it loads its files, so the rebound classes are never called;
-# it reads the interpreter's own traceback, never a property's. The callback still runs (as student code, at
-# any collection), where the audit hook judges it: set aside wherever a collection ran it.
-HOSTILE_ROUND7 = [door(name, source, how, flagged=("*",) if source is DOOR_GC else ())
-                  for name, (source, how) in DOORS.items()]
+# it reads the interpreter's own traceback, never a property's; no collection starts in a trusted section, so the
+# callback runs as student code only. Each earns what the aliasing masters earn alone: aliasing is decided by
+# the weights after a step, a value no report can change.
+HOSTILE_ROUND7 = [door(name, source, how) for name, (source, how) in DOORS.items()]
 
 # ---- across submissions: a POSIX message queue ----
 
@@ -335,9 +335,10 @@ except Exception as _exc:
 
 LEAVER = hostile("round7_leaves_reference_in_a_message_queue", Append("q5_answer", LEAVE + LEAVER_Q5),
                  Append("token_accumulation", LEAVE + LEAVER_TOKENS),
-                 rest="any",
+                 rest="any", flagged="*",
                  doc="the reference's code, as the q5 and token items' forks hold it, left in POSIX message "
-                     "queues for the next submission graded by the same process")
+                     "queues for the next submission graded by the same process (its ctypes calls are flagged; "
+                     "tests/integration/test_fresh_kernel.py grades the next submission with the hook off)")
 
 
 @functools.lru_cache(maxsize=None)
@@ -349,6 +350,7 @@ def stubs() -> tuple:
 
 
 THIEF = hostile("round7_takes_reference_from_a_message_queue", *stubs(), NewCell("q5_answer", TAKE), rest="zero",
+                flagged="*",
                 doc="the untouched student notebook, plus a cell that rebuilds whatever reference code an earlier "
                     "submission left in POSIX message queues")
 
