@@ -195,7 +195,7 @@ def run_checks(item_ids, student, reference=None, include_hidden=False) -> dict:
     saved = os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the checks need no third-party plugin
     try:
-        with contextlib.redirect_stdout(io.StringIO()) as log, usual_defaults():  # the checks build on the CPU
+        with contextlib.redirect_stdout(io.StringIO()) as log, usual_defaults(), one_thread():  # on the CPU
             code = pytest.main(args, plugins=[collector])
             for item_id, outcome in collector.outcomes:
                 results[item_id].outcomes.append(outcome)
@@ -211,6 +211,20 @@ def run_checks(item_ids, student, reference=None, include_hidden=False) -> dict:
     for item_id, note in collector.notes:
         results[item_id].said.append(str(note))
     return results
+
+
+@contextlib.contextmanager
+def one_thread():
+    """torch computes on one thread of this process while the checks run, as it does in the sandbox, then as before.
+    The checks' models and batches are a few hundred numbers: more threads only wait on each other, and beside other
+    grading processes (`grade --jobs N`, a busy kernel) each OpenMP thread spins for a core the others need."""
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def diagnose(result: ItemResult, student) -> str:

@@ -5,11 +5,21 @@ tests/system_packages.py gets one line when some of its tests were skipped and i
 
 At the start, the checkout under test keeps its solutions, hidden checks and gradebook from other accounts, as
 docs/instructors.md's checklist has an instructor do: `grade` refuses to start otherwise (autograder/instructor/privacy.py).
+
+torch computes on one thread in this process and in every process the tests start (OMP_NUM_THREADS), as the
+sandbox and the checks do (runner.one_thread): the tests' models are tiny, and the corpus is graded beside them on
+the other cores, where an OpenMP thread of theirs would spin for a core the gradings need.
 """
 import os
 from collections import Counter
 
-from tests.system_packages import SYSTEM_PACKAGES
+os.environ["OMP_NUM_THREADS"] = "1"  # before torch is first imported, here or in a process a test starts
+
+import torch  # noqa: E402
+
+from tests.system_packages import SYSTEM_PACKAGES  # noqa: E402
+
+torch.set_num_threads(1)
 
 pytest_plugins = ["tests.wheel", "tests.corpus", "tests.graded_class"]  # the wheel and a student venv, the graded
 # corpus, and one graded class for the CLI and the instructor's pages: each once per run
