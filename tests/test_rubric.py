@@ -19,7 +19,7 @@ from autograder.instructor.reference import reference_namespace
 from autograder.items import AUTO_ITEMS, get_item
 from autograder.report import first_failure, item_html, item_text
 from autograder.backends import LocalStudent, Reference
-from autograder.runner import CHECKS_DIR, HIDDEN_DIR, ItemResult, Outcome, run_checks
+from autograder.runner import CHECKS_DIR, EXERCISES_DIR, HIDDEN_DIR, ItemResult, Outcome, check_file, run_checks
 from tests.helpers import ROOT
 from tests.submissions import VARIANTS, Replace, Variant, apply_edit, make_submission, names
 from tests.submissions.buggy import ONE_CAUSE_NAMES, STATIC_USERS, STEP, STEP_PARTS, STEP_TEMPLATE
@@ -44,7 +44,8 @@ class _Marks:
 def marked(hidden: bool) -> dict:
     """{item id: {check function: the behaviour ids it is marked with}} of the visible or the hidden checks,
     as pytest collects them with the checks' own configuration (checks/pytest.ini), as the runner does."""
-    marks, files = _Marks(), sorted(CHECKS_DIR.glob("test_*.py")) + sorted(HIDDEN_DIR.glob("test_*.py"))
+    ids = [item.id for item in AUTO_ITEMS]
+    marks, files = _Marks(), [check_file(folder, i) for folder in (EXERCISES_DIR, HIDDEN_DIR) for i in ids]
     with contextlib.redirect_stdout(io.StringIO()) as log:
         code = pytest.main([*map(str, files), "--collect-only", "-c", str(CHECKS_DIR / "pytest.ini"),
                             "--rootdir", str(ROOT), "-p", "no:cacheprovider"], plugins=[marks])
@@ -394,7 +395,7 @@ def test_a_one_cause_mistake_is_named_first(name):
 
 def test_no_diagnosis_where_the_code_is_right():
     """The reference passes everything, and the diagnosis itself confirms no cause on it."""
-    from autograder.checks.diagnose_mixed_precision_train_step import diagnose
+    from autograder.exercises.mixed_precision_train_step.diagnose import diagnose
     assert diagnose(Reference(reference_namespace())) == ""
 
 
