@@ -37,7 +37,7 @@ class Behaviour:
 @dataclass(frozen=True)
 class Exercise:
     id: str              # the nbgrader grade id of its check cell, its folders' name (exercises/<id>/)
-    title: str
+    title: str           # declared without its number: EXERCISES numbers the code exercises in lesson order
     names: tuple         # top-level names the student's code must define (the contract)
     behaviours: tuple    # Behaviour, each with its points: the item's points are their sum
     why_central: str     # why its central behaviours are the exercise's point (a central failure caps at half)

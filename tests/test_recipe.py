@@ -30,7 +30,7 @@ TOY_FILES = {
 from ...exercise import Behaviour, Exercise
 
 EXERCISE = Exercise(
-    id="{TOY}", title="Exercise 9: a toy clip", names=("toy_clip",),
+    id="{TOY}", title="a toy clip", names=("toy_clip",),
     behaviours=(Behaviour("clips", "clips every gradient", 1.0, central=True),
                 Behaviour("returns_norm", "returns the norm", 0.5)),
     why_central="clipping is the exercise", probes=("toy_probe",))

@@ -7,6 +7,8 @@ items.ITEMS and rubric.RUBRIC are built from EXERCISES; the probe registry, the 
 smoke cases and the oracles are gathered from the folders by `parts` and `part_files`, in this order.
 """
 import importlib
+import itertools
+from dataclasses import replace
 from pathlib import Path
 
 HERE = Path(__file__).parent
@@ -16,7 +18,16 @@ HERE = Path(__file__).parent
 ORDER = ("underflow_fraction", "static_loss_scaler", "dynamic_loss_scaler", "master_weights", "accumulate_gradients",
          "mixed_precision_train_step", "token_accumulation", "q5_answer")
 
-EXERCISES = tuple(importlib.import_module(f"{__name__}.{name}").EXERCISE for name in ORDER)
+
+
+def numbered(exercises) -> tuple:
+    """The exercises with their titles numbered in lesson order ("Exercise 4: " + the declared title); an answer
+    that is not code (Q5's letter) keeps its own title."""
+    number = itertools.count(1)
+    return tuple(replace(e, title=f"Exercise {next(number)}: {e.title}") if e.code else e for e in exercises)
+
+
+EXERCISES = numbered(importlib.import_module(f"{__name__}.{name}").EXERCISE for name in ORDER)
 
 
 def part_files(part: str, folder: Path = HERE) -> list:

@@ -40,3 +40,14 @@ def test_each_declaration_is_whole(exercise):
     for probe in exercise.probes:
         assert probe in harness.PROBES and f'"{probe}"' in checks, probe
     assert set(exercise.given) <= {n for e in EXERCISES for n in e.names}
+
+
+def test_the_code_exercises_are_numbered_in_lesson_order():
+    """A declaration's title has no number: EXERCISES numbers the exercises whose answer is code, in lesson order."""
+    import re
+    from autograder.exercises import numbered
+    code = [e for e in EXERCISES if e.code]
+    assert [e.title.split(":")[0] for e in code] == [f"Exercise {n}" for n in range(1, len(code) + 1)]
+    assert not any(re.match(r"Exercise \d", e.title) for e in EXERCISES if not e.code)
+    plain = Exercise("x", "a toy", ("f",), (Behaviour("a", "A", 1, central=True),), "why")
+    assert [e.title for e in numbered([plain, plain])] == ["Exercise 1: a toy", "Exercise 2: a toy"]

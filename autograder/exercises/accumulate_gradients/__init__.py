@@ -1,9 +1,9 @@
-"""Exercise 5: gradient accumulation."""
+"""Gradient accumulation."""
 from ...exercise import Behaviour, Exercise
 
 EXERCISE = Exercise(
     id='accumulate_gradients',
-    title='Exercise 5: gradient accumulation',
+    title='gradient accumulation',
     names=('accumulate_gradients',),
     behaviours=(
         Behaviour('full_batch_gradient', 'Leaves in each .grad the gradient of the whole batch', 0.7, central=True),

@@ -1,4 +1,4 @@
-"""Visible checks for Exercise 5: accumulate_gradients, against one float64 backward over the whole batch."""
+"""Visible checks for accumulate_gradients, against one float64 backward over the whole batch."""
 import math
 
 import pytest

@@ -1,9 +1,9 @@
-"""Exercise 3: a dynamic loss scaler."""
+"""A dynamic loss scaler."""
 from ...exercise import Behaviour, Exercise
 
 EXERCISE = Exercise(
     id='dynamic_loss_scaler',
-    title='Exercise 3: a dynamic loss scaler',
+    title='a dynamic loss scaler',
     names=('DynamicLossScaler',),
     behaviours=(
         Behaviour('backoff', 'An overflow multiplies the scale by backoff_factor', 0.5, central=True, concept='overflow'),

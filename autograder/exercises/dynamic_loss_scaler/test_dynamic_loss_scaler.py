@@ -1,4 +1,4 @@
-"""Visible checks for Exercise 3: DynamicLossScaler, against torch.amp.GradScaler's own update rule."""
+"""Visible checks for DynamicLossScaler, against torch.amp.GradScaler's own update rule."""
 import math
 
 import pytest

@@ -1,9 +1,9 @@
-"""Exercise 4: an fp32 master copy of fp16 weights."""
+"""An fp32 master copy of fp16 weights."""
 from ...exercise import Behaviour, Exercise
 
 EXERCISE = Exercise(
     id='master_weights',
-    title='Exercise 4: an fp32 master copy of fp16 weights',
+    title='an fp32 master copy of fp16 weights',
     names=('make_master_params', 'model_grads_to_master_grads', 'master_params_to_model_params'),
     behaviours=(
         Behaviour('fp32_leaves', 'make_master_params returns a list of fp32 leaves with requires_grad=True, one '

@@ -1,4 +1,4 @@
-"""Visible checks for Exercise 4: make_master_params, model_grads_to_master_grads,
+"""Visible checks for make_master_params, model_grads_to_master_grads,
 master_params_to_model_params."""
 import math
 

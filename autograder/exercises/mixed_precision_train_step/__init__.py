@@ -1,9 +1,9 @@
-"""Exercise 6: one mixed-precision training step."""
+"""One mixed-precision training step."""
 from ...exercise import Behaviour, Exercise
 
 EXERCISE = Exercise(
     id='mixed_precision_train_step',
-    title='Exercise 6: one mixed-precision training step',
+    title='one mixed-precision training step',
     names=('mixed_precision_train_step',),
     behaviours=(
         Behaviour('clean_step', "A clean step moves the fp32 masters by the optimizer's update of the whole-batch "

@@ -1,4 +1,4 @@
-"""Exercise 6's diagnosis: the few scenarios of mixed_precision_train_step that tell its common causes apart (the
+"""The training step's diagnosis: the few scenarios of mixed_precision_train_step that tell its common causes apart (the
 loss's dtype, whether the loss was scaled, where the masters came from, which loss is returned), and the one cause
 they confirm, in the student's terms. The runner leads the item's report with it when several behaviours fail
 (runner.diagnose); the visible checks use the same scenarios, so that a hint names a cause only when it shows.

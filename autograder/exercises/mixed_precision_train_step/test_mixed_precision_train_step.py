@@ -1,4 +1,4 @@
-"""Visible checks for Exercise 6: mixed_precision_train_step, against a float64 SGD step."""
+"""Visible checks for mixed_precision_train_step, against a float64 SGD step."""
 import math
 
 import pytest
@@ -9,6 +9,10 @@ from autograder.exercises.mixed_precision_train_step.diagnose import (MODEL, SCA
                                                                    total_update_error, which_loss)
 from autograder.checks.expect import (CheckFailure, as_multiple, classification_batch, expected, has_nan,
                                       kept_graphs, kind, max_abs_diff, moved_by, number, shown, token_batch)
+from autograder.exercises import EXERCISES
+
+# "Exercise 3": the dynamic scaler's number, from the lesson order
+SCALER_EXERCISE = next(e.title for e in EXERCISES if e.id == "dynamic_loss_scaler").split(":")[0]
 
 BF16_MODEL = {**MODEL, "dtype": "bfloat16"}
 
@@ -80,7 +84,7 @@ def test_one_clean_step(student):
         + (f"scaler.update was called with {[shown(c) for c in step['update_calls']]}; it must be called exactly "
            "once per step, with found_inf (False here)." if calls != [0.0] else
            "scaler.update(False) was called once, as it should: your DynamicLossScaler's update does not grow "
-           "the scale after growth_interval clean updates (Exercise 3's checks say more)."))
+           f"the scale after growth_interval clean updates ({SCALER_EXERCISE}'s checks say more)."))
 
 
 @pytest.mark.behaviour("overflow_skips")

@@ -1,9 +1,9 @@
-"""Exercise 2: a static loss scaler."""
+"""A static loss scaler."""
 from ...exercise import Behaviour, Exercise
 
 EXERCISE = Exercise(
     id='static_loss_scaler',
-    title='Exercise 2: a static loss scaler',
+    title='a static loss scaler',
     names=('StaticLossScaler',),
     behaviours=(
         Behaviour('scale_loss', 'scale_loss returns loss * scale, still attached to the graph', 0.3, central=True),

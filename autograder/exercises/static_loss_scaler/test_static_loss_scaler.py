@@ -1,4 +1,4 @@
-"""Visible checks for Exercise 2: StaticLossScaler."""
+"""Visible checks for StaticLossScaler."""
 import math
 
 import pytest

@@ -1,9 +1,9 @@
-"""Exercise 7: token-level gradient accumulation."""
+"""Token-level gradient accumulation."""
 from ...exercise import Behaviour, Exercise
 
 EXERCISE = Exercise(
     id='token_accumulation',
-    title='Exercise 7: token-level gradient accumulation',
+    title='token-level gradient accumulation',
     names=('accumulate_token_gradients',),
     behaviours=(
         Behaviour('token_weighting', "Weights each micro-batch by its share of the batch's counted tokens, so the "

@@ -1,4 +1,4 @@
-"""Visible checks for Exercise 7: accumulate_token_gradients, against one float64 backward over every
+"""Visible checks for accumulate_token_gradients, against one float64 backward over every
 counted token of the whole batch."""
 import math
 

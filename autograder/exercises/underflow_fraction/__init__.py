@@ -1,9 +1,9 @@
-"""Exercise 1: which values underflow in half precision."""
+"""Which values underflow in half precision."""
 from ...exercise import Behaviour, Exercise
 
 EXERCISE = Exercise(
     id='underflow_fraction',
-    title='Exercise 1: which values underflow in half precision',
+    title='which values underflow in half precision',
     names=('underflow_fraction',),
     behaviours=(
         Behaviour('counts_flushed_nonzero', 'Counts, among the nonzero entries, those that become exactly 0 when '

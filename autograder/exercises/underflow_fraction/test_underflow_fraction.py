@@ -1,4 +1,4 @@
-"""Visible checks for Exercise 1: underflow_fraction."""
+"""Visible checks for underflow_fraction."""
 import pytest
 import torch
 

@@ -1,4 +1,5 @@
-"""The memory point of Exercises 5 to 7, measured: only one micro-batch's graph may be alive at a time.
+"""The memory point of the accumulating exercises (accumulate_gradients, the training step, token accumulation),
+measured: only one micro-batch's graph may be alive at a time.
 
 The probe's call runs in the sandbox, and the grader reads the peak of the sandbox's memory cgroup
 around it (sandbox/session.py), where the student's code cannot reach. The model is sized so that

@@ -1,4 +1,4 @@
-"""Hidden checks for Exercise 5: accumulate_gradients against a float64 full batch and the reference."""
+"""Hidden checks for accumulate_gradients against a float64 full batch and the reference."""
 import math
 import random
 

@@ -1,4 +1,4 @@
-"""Hidden checks for Exercise 3: DynamicLossScaler against torch.amp.GradScaler's update kernel."""
+"""Hidden checks for DynamicLossScaler against torch.amp.GradScaler's update kernel."""
 import math
 import random
 

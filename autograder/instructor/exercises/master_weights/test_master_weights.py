@@ -1,4 +1,4 @@
-"""Hidden checks for Exercise 4: master weights against the reference."""
+"""Hidden checks for master weights against the reference."""
 import math
 import random
 

@@ -1,4 +1,4 @@
-"""Hidden checks for Exercise 6: mixed_precision_train_step against the reference."""
+"""Hidden checks for mixed_precision_train_step against the reference."""
 import math
 import random
 

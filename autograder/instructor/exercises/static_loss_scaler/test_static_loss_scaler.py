@@ -1,4 +1,4 @@
-"""Hidden checks for Exercise 2: StaticLossScaler against the reference."""
+"""Hidden checks for StaticLossScaler against the reference."""
 import random
 
 import pytest

@@ -1,4 +1,4 @@
-"""Hidden checks for Exercise 7: accumulate_token_gradients against a float64 full batch and the reference."""
+"""Hidden checks for accumulate_token_gradients against a float64 full batch and the reference."""
 import math
 import random
 

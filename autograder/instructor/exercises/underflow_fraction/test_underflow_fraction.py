@@ -1,4 +1,4 @@
-"""Hidden checks for Exercise 1: underflow_fraction against the reference."""
+"""Hidden checks for underflow_fraction against the reference."""
 import pytest
 import torch
 
