@@ -39,8 +39,11 @@ def _kwargs(call: ast.Call) -> dict:
 
 
 def declared_order(root: Path) -> list:
-    """The exercises' folder names in ORDER (autograder/exercises/__init__.py)."""
-    tree = ast.parse((root / "autograder" / "exercises" / "__init__.py").read_text())
+    """The exercises' folder names in ORDER (autograder/exercises/order.py, which `release` writes)."""
+    path = root / "autograder" / "exercises" / "order.py"
+    if not path.is_file():
+        return []
+    tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "ORDER" for t in node.targets):
             return list(_literal(node.value, ()))
@@ -132,8 +135,8 @@ def missing_pieces(root: Path, variant_items: dict, breakers: dict) -> dict:
     found = {}
     for folder in folders(student):
         if folder not in declared:
-            found[folder] = [f"autograder/exercises/{folder}/ is not in ORDER (autograder/exercises/__init__.py), "
-                             "in the notebook's order"]
+            found[folder] = [f"autograder/exercises/{folder}/ is not in the exercises' order (autograder/exercises/"
+                             "order.py): run `python -m autograder release`, which writes the notebook's order"]
     for folder in declared:
         path = student / folder / "__init__.py"
         ex = declaration(path) if path.is_file() else None
@@ -177,5 +180,5 @@ def missing_pieces(root: Path, variant_items: dict, breakers: dict) -> dict:
     if in_notebook != [e for e in order if e in in_notebook]:
         for ex_id in order:
             found[ex_id].append(f"the notebook's order {in_notebook} differs from the declared order {order} "
-                                "(ORDER, autograder/exercises/__init__.py)")
+                                "(autograder/exercises/order.py): run `python -m autograder release`")
     return {k: v for k, v in found.items() if v}

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from autograder.items import ROOT
+from autograder.instructor.release import write_order
 from tests.recipe import missing_pieces
 from tests.submissions import VARIANTS
 from tests.test_rubric import CENTRAL_MISSES, EXTRA, VISIBLE_MISSES
@@ -23,8 +24,8 @@ def test_every_declared_exercise_has_every_piece():
 
 
 TOY = "toy_clip"
-# the toy exercise as the recipe adds it: its two folders, whole (besides these, only the notebook's cells, the
-# corpus variant and its place in ORDER, which `toy_course` adds)
+# the toy exercise as the recipe adds it: its two folders, whole (besides these, only the notebook's cell and the
+# corpus variant, which `toy_course` and `toy_corpus` add; the release writes its place in the order)
 TOY_FILES = {
     f"autograder/exercises/{TOY}/__init__.py": f'''
 from ...exercise import Behaviour, Exercise
@@ -93,8 +94,8 @@ PIECES = [
     ("the oracle", f"autograder/instructor/exercises/{TOY}/oracles.py", "no oracle 'toy_oracle'"),
     ("the smoke case", f"autograder/exercises/{TOY}/smoke.py", "no GPU smoke case"),
     ("the declaration", f"autograder/exercises/{TOY}/__init__.py", "declares no Exercise"),
-    ("its place in ORDER", ("autograder/exercises/__init__.py", f'"q5_answer", "{TOY}")', '"q5_answer")'),
-     "is not in ORDER"),
+    ("the release of its order", ("autograder/exercises/order.py", f'    "{TOY}",\n', ""),
+     "is not in the exercises' order"),
     ("the notebook's cell", ("solutions/lesson20/lesson20.ipynb", f'"grade_id": "{TOY}"', '"grade_id": "gone"'),
      "no graded check cell"),
     ("the corpus variant", None, "no corpus variant breaks central behaviour 'clips'"),
@@ -110,13 +111,12 @@ def _edit(path, old, new):
 @pytest.fixture
 def toy_course(tmp_path):
     """A copy of the course's autograder/ and solutions/ with the toy exercise added as the recipe says: its two
-    folders, its place in ORDER, and its cell in the notebook (its corpus variant is `toy_corpus`)."""
+    folders and its cell in the notebook, then the order released (its corpus variant is `toy_corpus`)."""
     for folder in ("autograder", "solutions"):
         shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
     for name, text in TOY_FILES.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
-    _edit(tmp_path / "autograder" / "exercises" / "__init__.py", '"q5_answer")', f'"q5_answer", "{TOY}")')
     notebook = tmp_path / "solutions" / "lesson20" / "lesson20.ipynb"
     nb = json.loads(notebook.read_text())
     nb["cells"].append({"cell_type": "code", "execution_count": None, "id": TOY, "outputs": [],
@@ -124,6 +124,7 @@ def toy_course(tmp_path):
                         "metadata": {"nbgrader": {"grade": True, "grade_id": TOY, "locked": True, "points": 1.5,
                                                   "solution": False, "schema_version": 3}}})
     notebook.write_text(json.dumps(nb, indent=1))
+    assert write_order(tmp_path)  # what `python -m autograder release` does first
     return tmp_path
 
 
@@ -149,8 +150,9 @@ def test_each_piece_taken_away_is_named(toy_course, piece, removal, said):
 
 
 def test_a_notebook_in_another_order_is_named(toy_course):
-    init = toy_course / "autograder" / "exercises" / "__init__.py"
-    _edit(init, f'"q5_answer", "{TOY}")', f'"{TOY}", "q5_answer")')
+    order = toy_course / "autograder" / "exercises" / "order.py"
+    _edit(order, '    "q5_answer",\n', "")
+    _edit(order, f'    "{TOY}",\n', f'    "{TOY}",\n    "q5_answer",\n')
     gaps = missing_pieces(toy_course, *toy_corpus())
     assert any("differs from the declared order" in gap for gap in gaps[TOY]), gaps
 
@@ -175,6 +177,6 @@ print(json.dumps({{"probe": "toy_probe" in harness.PROBES, "smoke": "{TOY}" in s
     assert json.loads(done.stdout) == {"probe": True, "smoke": True, "oracle": True, "item": TOY, "rubric": True,
                                        "files": [f"/sandbox/exercises/{TOY}/probes.py"]}
     contract = subprocess.run([sys.executable, "-c", "from tests.submissions.hostile_reading import CODE_ITEMS; "
-                               "print(CODE_ITEMS[-1])"], cwd=toy_course, env={**env, "PYTHONPATH": f"{toy_course}:{ROOT}"},
-                              capture_output=True, text=True)
+                               "print(CODE_ITEMS[-1])"], cwd=toy_course, capture_output=True, text=True,
+                              env={**env, "PYTHONPATH": f"{toy_course}:{ROOT}"})
     assert contract.stdout.strip() == TOY, contract.stderr[-2000:]

@@ -4,20 +4,19 @@ __init__.py declares its Exercise (exercise.py) and which holds its probes (prob
 and oracles are in autograder/instructor/exercises/<id>/, which the student package leaves out.
 
 items.ITEMS and rubric.RUBRIC are built from EXERCISES; the probe registry, the probes' files the sandbox runs, the
-smoke cases and the oracles are gathered from the folders by `parts` and `part_files`, in this order.
+smoke cases and the oracles are gathered from the folders by `parts` and `part_files`, in ORDER: the notebook's, which
+`python -m autograder release` writes into order.py.
 """
 import importlib
 import itertools
 from dataclasses import replace
 from pathlib import Path
 
+# the notebook's order, which `release` writes (order.py): it decides which earlier exercises' reference code an
+# item's fork may hold (stand_in_plan.py)
+from .order import ORDER
+
 HERE = Path(__file__).parent
-
-# the order of the notebook's exercises: it decides which earlier exercises' reference code an item's fork may
-# hold (stand_in_plan.py), so it must be the order of the notebook's grade cells (tests/test_items.py)
-ORDER = ("underflow_fraction", "static_loss_scaler", "dynamic_loss_scaler", "master_weights", "accumulate_gradients",
-         "mixed_precision_train_step", "token_accumulation", "q5_answer")
-
 
 
 def numbered(exercises) -> tuple:

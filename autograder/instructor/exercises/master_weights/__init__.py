@@ -1,1 +1,2 @@
-"""master_weights's hidden checks and oracles: the instructor's side of autograder/exercises/master_weights/."""
+"""master_weights's instructor side: its hidden checks, and its oracles where it has them (the student side is
+autograder/exercises/master_weights/)."""

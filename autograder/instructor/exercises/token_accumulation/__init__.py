@@ -1,1 +1,2 @@
-"""token_accumulation's hidden checks and oracles: the instructor's side of autograder/exercises/token_accumulation/."""
+"""token_accumulation's instructor side: its hidden checks, and its oracles where it has them (the student side is
+autograder/exercises/token_accumulation/)."""
