@@ -4,7 +4,8 @@ that drive it. A written answer (graded by a person): its id, points and title. 
 is declared once, here or in its exercise's module.
 
 Each exercise declares one `Exercise` in its folder, autograder/exercises/<id>/__init__.py; items.py and rubric.py
-build their tables from those declarations (autograder/exercises/__init__.py lists them in lesson order).
+build their tables from those declarations (autograder/exercises/__init__.py gathers them in the notebook's order,
+exercises/order.py).
 Plain data, importing nothing of the project.
 """
 from dataclasses import dataclass

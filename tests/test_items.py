@@ -108,4 +108,5 @@ def test_the_exercise_list_is_in_the_notebooks_order(path):
                    if c.metadata.get("nbgrader", {}).get("grade") and c.metadata.nbgrader.get("grade_id") in
                    {i.id for i in items.AUTO_ITEMS}]
     assert in_notebook == [i.id for i in items.AUTO_ITEMS], (
-        "autograder/exercises/__init__.py lists the exercises in another order than the notebook's grade cells")
+        "autograder/exercises/order.py lists the exercises in another order than the notebook's grade cells: run "
+        "`python -m autograder release`")
