@@ -3,8 +3,9 @@ with their points, why the central ones are its point, the other items' names it
 that drive it. A written answer (graded by a person): its id, points and title. items.ITEMS holds both: each item
 is declared once, here or in its exercise's module.
 
-Each exercise declares one `Exercise` in its own module, autograder/exercises/<id>.py; items.py and rubric.py
-build their tables from those declarations (autograder/exercises/__init__.py lists them in lesson order).
+Each exercise declares one `Exercise` in its folder, autograder/exercises/<id>/__init__.py; items.py and rubric.py
+build their tables from those declarations (autograder/exercises/__init__.py gathers them in the notebook's order,
+exercises/order.py).
 Plain data, importing nothing of the project.
 """
 from dataclasses import dataclass
@@ -36,12 +37,12 @@ class Behaviour:
 
 @dataclass(frozen=True)
 class Exercise:
-    id: str              # the nbgrader grade id of its check cell, the check modules' name (checks/test_<id>.py)
-    title: str
+    id: str              # the nbgrader grade id of its check cell, its folders' name (exercises/<id>/)
+    title: str           # declared without its number: EXERCISES numbers the code exercises in lesson order
     names: tuple         # top-level names the student's code must define (the contract)
     behaviours: tuple    # Behaviour, each with its points: the item's points are their sum
     why_central: str     # why its central behaviours are the exercise's point (a central failure caps at half)
-    probes: tuple = ()   # the probes of checks/probes.py its checks drive the code with
+    probes: tuple = ()   # the probes (exercises/<id>/probes.py, its own or another's) its checks drive the code with
     given: tuple = ()    # other items' names whose objects the checks hand to its code (a scaler)
     code: bool = True    # its names are code that other items' code may call (not an answer, as Q5_ANSWER)
     concept: str = ""    # the lesson's idea (CONCEPTS) its behaviours check, unless a behaviour names its own

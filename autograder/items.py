@@ -4,7 +4,7 @@ written answers below.
 
 Every other place reads this table: the nbgrader grade cells (stamped by
 `python -m autograder release`), the check cells, the check modules
-(`checks/test_<id>.py`), the reports, grades.json and grades.csv.
+(`exercises/<id>/test_<id>.py`), the reports, grades.json and grades.csv.
 """
 from pathlib import Path
 from typing import Union
@@ -16,8 +16,14 @@ ASSIGNMENT = "lesson20"            # the nbgrader assignment, its notebook's nam
 SOLUTIONS_DIR = "solutions"        # instructor notebooks: solutions/<ASSIGNMENT>/*.ipynb
 NOTEBOOK_GLOB = "*.ipynb"          # nbgrader takes the notebooks directly in the assignment folder
 PACKAGE_DIR = Path(__file__).parent
-CHECKS_DIR = PACKAGE_DIR / "checks"                 # the visible checks: checks/test_<item id>.py
-HIDDEN_DIR = PACKAGE_DIR / "instructor" / "hidden"  # the hidden checks, shipped to instructors only
+CHECKS_DIR = PACKAGE_DIR / "checks"        # what every exercise's checks share (pytest.ini, expected.pt, harness)
+EXERCISES_DIR = PACKAGE_DIR / "exercises"  # each exercise's student side: <id>/test_<id>.py, its visible checks
+HIDDEN_DIR = PACKAGE_DIR / "instructor" / "exercises"  # its instructor side: <id>/test_<id>.py, its hidden checks
+
+
+def check_file(folder: Path, item_id: str) -> Path:
+    """An exercise's checks in one of the two folders (EXERCISES_DIR: visible; HIDDEN_DIR: hidden)."""
+    return folder / item_id / f"test_{item_id}.py"
 
 
 # the items, each declared once: the auto-graded exercises (autograder/exercises/), then the written answers;

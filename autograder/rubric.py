@@ -1,14 +1,14 @@
 """The rubric of each auto-graded item: the behaviours its exercise asks for, and their points.
 
 An instructor changes how an item's points are split in the exercise's declaration,
-autograder/exercises/<id>.py; this module reads them and scores. A behaviour earns
+autograder/exercises/<id>/__init__.py; this module reads them and scores. A behaviour earns
 its points only if every check marked with it passes, visible and hidden, every parametrised
 case included. A central behaviour is what the exercise is about: when it fails, the item
 keeps at most half its points, whatever else passes.
 
 Each check names the behaviour it decides beside its code, `@pytest.mark.behaviour(id)` in
-`checks/test_<item>.py` (visible) and `instructor/hidden/test_<item>.py` (hidden, not shipped to
-students), so this table names no check. A check whose marker is missing or names no behaviour
+`exercises/<item>/test_<item>.py` (visible) and `instructor/exercises/<item>/test_<item>.py` (hidden, not
+shipped to students), so this table names no check. A check whose marker is missing or names no behaviour
 here stops the run at collection (runner.behaviour).
 """
 from .exercise import Behaviour  # noqa: F401  (rubric.Behaviour: the type of RUBRIC's entries)
@@ -16,7 +16,7 @@ from .exercises import EXERCISES
 
 
 # behaviours of each auto-graded item, and why its central ones are its exercise's point (a central failure caps
-# the item at half): read from the exercises' declarations (autograder/exercises/<id>.py)
+# the item at half): read from the exercises' declarations (autograder/exercises/<id>/)
 RUBRIC = {e.id: e.behaviours for e in EXERCISES}
 WHY_CENTRAL = {e.id: e.why_central for e in EXERCISES}
 

@@ -19,7 +19,7 @@ import pytest
 from . import rubric
 from .checks.expect import CheckFailure, CheckReason
 from .checks.harness import usual_defaults
-from .items import CHECKS_DIR, HIDDEN_DIR, Item, get_item
+from .items import CHECKS_DIR, EXERCISES_DIR, HIDDEN_DIR, Item, check_file, get_item
 from .text import CHECK_FAILED, internal_error
 
 # a check that calls pytest.skip with a reason starting so could not check its behaviour on this grading machine
@@ -171,8 +171,8 @@ def behaviour(check: pytest.Function) -> str:
 def check_files(item_ids, include_hidden: bool) -> list:
     files = []
     for item_id in item_ids:
-        files.append(CHECKS_DIR / f"test_{item_id}.py")
-        hidden = HIDDEN_DIR / f"test_{item_id}.py"
+        files.append(check_file(EXERCISES_DIR, item_id))
+        hidden = check_file(HIDDEN_DIR, item_id)
         if include_hidden:
             if not hidden.exists():
                 raise FileNotFoundError(f"hidden checks for {item_id} are not installed here ({hidden}); "
@@ -187,7 +187,7 @@ def run_checks(item_ids, student, reference=None, include_hidden=False) -> dict:
     results = {item.id: ItemResult(item) for item in items}
     collector = _Collector(student, reference)
     args = [str(f) for f in check_files([i.id for i in items], include_hidden)]
-    args += ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR.parent.parent),
+    args += ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(EXERCISES_DIR.parent.parent),
              "-p", "no:cacheprovider", "-q", "--capture=no", "-W", "ignore", "--tb=native",
              # plugins the checks do not need, which would cost each submission a second (gc.collect, logging)
              "-p", "no:unraisableexception", "-p", "no:threadexception", "-p", "no:logging",
@@ -228,10 +228,10 @@ def one_thread():
 
 
 def diagnose(result: ItemResult, student) -> str:
-    """What the item's exercise diagnosis (checks/diagnose_<id>.py) finds, when two or more of its behaviours fail
+    """What the item's exercise diagnosis (exercises/<id>/diagnose.py) finds, when two or more of its behaviours fail
     on the code's logic: the one cause its telling scenarios confirm, which the report puts first; "" otherwise.
     It runs after the checks, charged to the item, and a probe that fails leaves it silent."""
-    name = f"{__package__}.checks.diagnose_{result.item.id}"
+    name = f"{__package__}.exercises.{result.item.id}.diagnose"
     failing = [b for b in result.behaviours() if b["failures"] and not any(f["reason"] for f in b["failures"])]
     if len(failing) < 2 or importlib.util.find_spec(name) is None:
         return ""

@@ -55,7 +55,7 @@ def check(exercise_id: str, namespace: dict, gpu: str = None) -> CheckResult:
     """Run the visible checks of one exercise against the names defined in `namespace`.
 
     Pass `globals()` from a notebook. The result renders as a short report. Where torch sees a GPU, the
-    exercise's code also runs once there, ungraded (checks/smoke.py); gpu: that device ("cuda" by default
+    exercise's code also runs once there, ungraded (exercises/<id>/smoke.py); gpu: that device ("cuda" by default
     when CUDA is available; "" for none).
     """
     item = get_item(exercise_id)

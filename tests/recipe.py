@@ -1,9 +1,14 @@
 """The recipe for an exercise, as a check: every piece docs/adding-an-exercise.md lists, looked for in the files of a
 course's checkout, read without importing them (so a copy with a piece removed can be checked too).
 
+An exercise is two folders: autograder/exercises/<id>/ (its declaration in __init__.py, probes.py, test_<id>.py,
+smoke.py, diagnose.py) and autograder/instructor/exercises/<id>/ (test_<id>.py, oracles.py); everything else
+(the probe registry and the sandbox's probe files, smoke.CASES, ORACLES, the rubric, the corpus's central-miss
+table) is derived from them.
+
 `missing_pieces(root, variant_items, breakers)` -> {exercise id: [what is missing, in words a contributor acts on]}.
-variant_items: corpus variant -> its item; breakers: variant -> (the central behaviour it breaks, how), as
-tests/test_rubric.py's CENTRAL_MISSES and VISIBLE_MISSES hold them.
+variant_items: corpus variant -> its item; breakers: variant -> (the behaviour it misses, how), as the variants'
+`misses=` hold them (tests/test_rubric.py's CENTRAL_MISSES and VISIBLE_MISSES).
 """
 import ast
 import json
@@ -34,13 +39,20 @@ def _kwargs(call: ast.Call) -> dict:
 
 
 def declared_order(root: Path) -> list:
-    """The exercise modules' names in EXERCISES's order (autograder/exercises/__init__.py)."""
-    tree = ast.parse((root / "autograder" / "exercises" / "__init__.py").read_text())
+    """The exercises' folder names in ORDER (autograder/exercises/order.py, which `release` writes)."""
+    path = root / "autograder" / "exercises" / "order.py"
+    if not path.is_file():
+        return []
+    tree = ast.parse(path.read_text())
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "EXERCISES" for t in node.targets):
-            tuples = [n for n in ast.walk(node.value) if isinstance(n, ast.Tuple)]
-            return [e.id for e in tuples[0].elts if isinstance(e, ast.Name)] if tuples else []
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "ORDER" for t in node.targets):
+            return list(_literal(node.value, ()))
     return []
+
+
+def folders(path: Path) -> list:
+    """The exercise folders under `path` (a package of its own each)."""
+    return sorted(p.name for p in path.iterdir() if (p / "__init__.py").is_file()) if path.is_dir() else []
 
 
 def declaration(path: Path):
@@ -85,13 +97,25 @@ def decorated(path: Path, decorator: str) -> set:
 
 
 def assigned_names(path: Path, target: str) -> set:
-    """The keys of a dict literal `target = {...}`, or the names in `target = {f.__name__: f for f in (a, b)}`."""
+    """The names in a module's `target = (a, b)`."""
+    if not path.is_file():
+        return set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == target for t in node.targets):
-            if isinstance(node.value, ast.Dict):
-                return {_literal(k) for k in node.value.keys}
-            return {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id != "f"}
+            return {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name)}
     return set()
+
+
+def defines(path: Path, name: str) -> bool:
+    """Whether a module defines `name` at its top level (a function, or an assignment)."""
+    if not path.is_file():
+        return False
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return True
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == name for t in node.targets):
+            return True
+    return False
 
 
 def notebook_grade_ids(root: Path) -> list:
@@ -102,26 +126,35 @@ def notebook_grade_ids(root: Path) -> list:
 
 def missing_pieces(root: Path, variant_items: dict, breakers: dict) -> dict:
     root = Path(root)
-    pkg = root / "autograder"
-    probes = decorated(pkg / "checks" / "probes.py", "probe")
-    oracles = assigned_names(pkg / "instructor" / "oracles.py", "ORACLES")
-    smoke = assigned_names(pkg / "checks" / "smoke.py", "CASES")
+    student, instructor = root / "autograder" / "exercises", root / "autograder" / "instructor" / "exercises"
+    probes = set().union(*(decorated(student / f / "probes.py", "probe") for f in folders(student)
+                           if (student / f / "probes.py").is_file()))
+    oracles = set().union(*(assigned_names(instructor / f / "oracles.py", "ORACLES") for f in folders(instructor)))
+    declared = declared_order(root)
     order = []
     found = {}
-    for module in declared_order(root):
-        path = pkg / "exercises" / f"{module}.py"
+    for folder in folders(student):
+        if folder not in declared:
+            found[folder] = [f"autograder/exercises/{folder}/ is not in the exercises' order (autograder/exercises/"
+                             "order.py): run `python -m autograder release`, which writes the notebook's order"]
+    for folder in declared:
+        path = student / folder / "__init__.py"
         ex = declaration(path) if path.is_file() else None
         if ex is None:
-            found[module] = [f"autograder/exercises/{module}.py declares no Exercise(...)"]
+            found[folder] = [f"autograder/exercises/{folder}/__init__.py declares no Exercise(...)"]
             continue
         order.append(ex.id)
         gaps = found.setdefault(ex.id, [])
-        visible_file = pkg / "checks" / f"test_{ex.id}.py"
-        hidden_file = pkg / "instructor" / "hidden" / f"test_{ex.id}.py"
+        if ex.id != folder:
+            gaps.append(f"its folder autograder/exercises/{folder}/ is not named by its id {ex.id!r}")
+        visible_file = student / ex.id / f"test_{ex.id}.py"
+        hidden_file = instructor / ex.id / f"test_{ex.id}.py"
         if not visible_file.is_file():
-            gaps.append(f"no visible checks: autograder/checks/test_{ex.id}.py")
+            gaps.append(f"no visible checks: autograder/exercises/{ex.id}/test_{ex.id}.py")
         if not hidden_file.is_file():
-            gaps.append(f"no hidden checks: autograder/instructor/hidden/test_{ex.id}.py")
+            gaps.append(f"no hidden checks: autograder/instructor/exercises/{ex.id}/test_{ex.id}.py")
+        elif not (instructor / ex.id / "__init__.py").is_file():
+            gaps.append(f"no autograder/instructor/exercises/{ex.id}/__init__.py (its hidden checks' package)")
         visible, hidden = marked_behaviours(visible_file), marked_behaviours(hidden_file)
         for behaviour, central in ex.behaviours.items():
             if behaviour not in visible | hidden:
@@ -129,17 +162,17 @@ def missing_pieces(root: Path, variant_items: dict, breakers: dict) -> dict:
             elif central and behaviour not in visible and (ex.id, behaviour) not in NOT_VISIBLE:
                 gaps.append(f"central behaviour {behaviour!r} has no visible check (a student would see a ✓ over it)")
             if central and not any(variant_items.get(v) == ex.id and b == behaviour for v, (b, _) in breakers.items()):
-                gaps.append(f"no corpus variant breaks central behaviour {behaviour!r}: add one to "
-                            "tests/submissions/ and to CENTRAL_MISSES in tests/test_rubric.py")
+                gaps.append(f"no corpus variant breaks central behaviour {behaviour!r}: add one to tests/submissions/ "
+                            f"with misses=({behaviour!r}, how)")
         if ex.code and not ex.probes:
             gaps.append("no probe: name the probes its checks drive in the declaration's probes=")
-        gaps += [f"no probe {p!r} in autograder/checks/probes.py (a function decorated @probe)"
+        gaps += [f"no probe {p!r} in any autograder/exercises/<id>/probes.py (a function decorated @probe)"
                  for p in ex.probes if p not in probes]
-        asked = oracles_asked([visible_file, pkg / "checks" / f"diagnose_{ex.id}.py"])
-        gaps += [f"no oracle {o!r} in ORACLES (autograder/instructor/oracles.py), which its visible checks read "
-                 "through expected()" for o in sorted(asked - oracles)]
-        if ex.code and ex.id not in smoke:
-            gaps.append("no GPU smoke case: an entry in CASES of autograder/checks/smoke.py")
+        asked = oracles_asked([visible_file, student / ex.id / "diagnose.py"])
+        gaps += [f"no oracle {o!r} in the ORACLES of an autograder/instructor/exercises/<id>/oracles.py, which its "
+                 "visible checks read through expected()" for o in sorted(asked - oracles)]
+        if ex.code and not defines(student / ex.id / "smoke.py", "case"):
+            gaps.append(f"no GPU smoke case: `case` in autograder/exercises/{ex.id}/smoke.py")
     in_notebook = [g for g in notebook_grade_ids(root) if g in order]
     for ex_id in order:
         if ex_id not in in_notebook:
@@ -147,5 +180,5 @@ def missing_pieces(root: Path, variant_items: dict, breakers: dict) -> dict:
     if in_notebook != [e for e in order if e in in_notebook]:
         for ex_id in order:
             found[ex_id].append(f"the notebook's order {in_notebook} differs from the declared order {order} "
-                                "(autograder/exercises/__init__.py)")
+                                "(autograder/exercises/order.py): run `python -m autograder release`")
     return {k: v for k, v in found.items() if v}

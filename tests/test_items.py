@@ -4,7 +4,7 @@ import ast
 import pytest
 
 from autograder import items
-from autograder.runner import CHECKS_DIR, HIDDEN_DIR
+from autograder.runner import EXERCISES_DIR, HIDDEN_DIR, check_file
 from tests.helpers import SOLUTION_NB, STUDENT_NB, nbgrader_cells, read
 
 
@@ -39,8 +39,8 @@ def test_every_item_has_its_cells(path):
 
 def test_every_auto_item_has_visible_and_hidden_checks():
     for item in items.AUTO_ITEMS:
-        assert (CHECKS_DIR / f"test_{item.id}.py").is_file(), item.id
-        assert (HIDDEN_DIR / f"test_{item.id}.py").is_file(), item.id
+        assert check_file(EXERCISES_DIR, item.id).is_file(), item.id
+        assert check_file(HIDDEN_DIR, item.id).is_file(), item.id
 
 
 def _top_level_names(source: str) -> set:
@@ -108,4 +108,5 @@ def test_the_exercise_list_is_in_the_notebooks_order(path):
                    if c.metadata.get("nbgrader", {}).get("grade") and c.metadata.nbgrader.get("grade_id") in
                    {i.id for i in items.AUTO_ITEMS}]
     assert in_notebook == [i.id for i in items.AUTO_ITEMS], (
-        "autograder/exercises/__init__.py lists the exercises in another order than the notebook's grade cells")
+        "autograder/exercises/order.py lists the exercises in another order than the notebook's grade cells: run "
+        "`python -m autograder release`")

@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from autograder.checks import harness
 from autograder.checks.expect import max_abs_diff, token_batch_of_lengths
-from autograder.instructor.oracles import full_batch_grads, full_batch_token_grads, torch_scales
+from autograder.instructor.exercises.accumulate_gradients.oracles import full_batch_grads
+from autograder.instructor.exercises.dynamic_loss_scaler.oracles import torch_scales
+from autograder.instructor.exercises.token_accumulation.oracles import full_batch_token_grads
 from autograder.instructor.reference import reference_namespace
 
 REF = reference_namespace()

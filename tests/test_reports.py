@@ -167,9 +167,9 @@ def test_each_guide_has_a_measured_check_of_its_behaviour_beside_it():
     """A check that rests on a report (answers.GUIDES) decides no point alone: its behaviour has a hidden check
     that reads the grader's own measurement of the call's memory."""
     import ast
-    from autograder.items import HIDDEN_DIR
+    from autograder.items import HIDDEN_DIR, check_file
     for (item, check), behaviour in answers.GUIDES.items():
-        tree = ast.parse((HIDDEN_DIR / f"test_{item}.py").read_text())
+        tree = ast.parse(check_file(HIDDEN_DIR, item).read_text())
         measured = [f.name for f in tree.body if isinstance(f, ast.FunctionDef)
                     and any(isinstance(d, ast.Call) and getattr(d.func, "attr", "") == "behaviour"
                             and d.args and getattr(d.args[0], "value", None) == behaviour for d in f.decorator_list)

@@ -19,7 +19,7 @@ from autograder.instructor.reference import reference_namespace
 from autograder.items import AUTO_ITEMS, get_item
 from autograder.report import first_failure, item_html, item_text
 from autograder.backends import LocalStudent, Reference
-from autograder.runner import CHECKS_DIR, HIDDEN_DIR, ItemResult, Outcome, run_checks
+from autograder.runner import CHECKS_DIR, EXERCISES_DIR, HIDDEN_DIR, ItemResult, Outcome, check_file, run_checks
 from tests.helpers import ROOT
 from tests.submissions import VARIANTS, Replace, Variant, apply_edit, make_submission, names
 from tests.submissions.buggy import ONE_CAUSE_NAMES, STATIC_USERS, STEP, STEP_PARTS, STEP_TEMPLATE
@@ -44,7 +44,8 @@ class _Marks:
 def marked(hidden: bool) -> dict:
     """{item id: {check function: the behaviour ids it is marked with}} of the visible or the hidden checks,
     as pytest collects them with the checks' own configuration (checks/pytest.ini), as the runner does."""
-    marks, files = _Marks(), sorted(CHECKS_DIR.glob("test_*.py")) + sorted(HIDDEN_DIR.glob("test_*.py"))
+    ids = [item.id for item in AUTO_ITEMS]
+    marks, files = _Marks(), [check_file(folder, i) for folder in (EXERCISES_DIR, HIDDEN_DIR) for i in ids]
     with contextlib.redirect_stdout(io.StringIO()) as log:
         code = pytest.main([*map(str, files), "--collect-only", "-c", str(CHECKS_DIR / "pytest.ini"),
                             "--rootdir", str(ROOT), "-p", "no:cacheprovider"], plugins=[marks])
@@ -253,25 +254,28 @@ EXTRA = {  # mistakes the issue names that the corpus lacks
             def scale_loss(self, loss):
                 return loss / self.scale
             '''),), item="static_loss_scaler", also=("dynamic_loss_scaler", "mixed_precision_train_step"),
-        doc="divides the loss by the scale"),
+        doc="divides the loss by the scale", misses=("scale_loss", "the loss is not multiplied by the scale")),
     "step_ignores_micro_batch_size": Variant(
         "step_ignores_micro_batch_size", "buggy", (Replace(
             "mixed_precision_train_step", "mixed_precision_train_step",
             STEP_TEMPLATE.replace("range(0, batch_size, micro_batch_size)", "range(0, batch_size, batch_size)")
             .replace("start:start + micro_batch_size]", "start:start + batch_size]").format(**STEP_PARTS)),),
-        item="mixed_precision_train_step", doc="one pass over the whole batch, whatever micro_batch_size says"),
+        item="mixed_precision_train_step", doc="one pass over the whole batch, whatever micro_batch_size says",
+                                         misses=("micro_batches", "the step does not micro-batch")),
     "master_is_the_parameter": Variant(
         "master_is_the_parameter", "buggy", (Replace("master_weights", "make_master_params", '''
             def make_master_params(model):
                 return [p.detach().requires_grad_(True) for p in model.parameters()]
             '''),), item="master_weights", also=("mixed_precision_train_step",),
-        doc="masters that are the fp16 parameters' own storage, not fp32 copies"),
+        doc="masters that are the fp16 parameters' own storage, not fp32 copies",
+                                   misses=("separate_copies", "the masters are not separate fp32 copies")),
     "master_fp16_copies": Variant(
         "master_fp16_copies", "buggy", (Replace("master_weights", "make_master_params", '''
             def make_master_params(model):
                 return [p.detach().clone().requires_grad_(True) for p in model.parameters()]
             '''),), item="master_weights", also=("mixed_precision_train_step",),
-        doc="masters that are copies in the model's own dtype (fp16), not fp32"),
+        doc="masters that are copies in the model's own dtype (fp16), not fp32",
+                              misses=("fp32_leaves", "the masters are not fp32")),
     "step_masters_from_model": Variant(
         "step_masters_from_model", "buggy", (Replace(
             "mixed_precision_train_step", "mixed_precision_train_step",
@@ -279,43 +283,17 @@ EXTRA = {  # mistakes the issue names that the corpus lacks
                                     "    with torch.no_grad():\n"
                                     "        for m, p in zip(master_params, model_params):\n"
                                     "            m.copy_(p)"})),),
-        item="mixed_precision_train_step", doc="copies the fp16 model into the masters at the start of each step"),
+        item="mixed_precision_train_step", doc="copies the fp16 model into the masters at the start of each step",
+        misses=("masters_keep_updates", "the masters are rebuilt from the fp16 model")),
 }
 
-CENTRAL_MISSES = {  # variant: (the central behaviour it misses, how)
-    "underflow_threshold": ("counts_flushed_nonzero", "compares with a threshold instead of casting"),
-    "static_scale_loss_divides": ("scale_loss", "the loss is not multiplied by the scale"),
-    "static_scale_loss_detached": ("scale_loss", "the scaled loss is cut from the graph"),
-    "static_multiplies_grads": ("unscale_divides", "unscale_ multiplies instead of dividing"),
-    "dynamic_backoff_divides": ("backoff", "an overflow grows the scale"),
-    "master_fp16_copies": ("fp32_leaves", "the masters are not fp32"),
-    "master_float_aliases": ("separate_copies", "the masters are not separate fp32 copies"),
-    "master_is_the_parameter": ("separate_copies", "the masters are not separate fp32 copies"),
-    "master_copy_back_rebinds": ("copy_back", "the model is never updated from the masters"),
-    "accumulate_divides_by_count": ("full_batch_gradient", "1/k instead of each micro-batch's share"),
-    "accumulate_full_batch_forward": ("micro_batches", "accumulation that does not micro-batch"),
-    "step_masters_from_model": ("masters_keep_updates", "the masters are rebuilt from the fp16 model"),
-    "step_no_loss_scaling": ("loss_scaling", "the step never multiplies the loss by the scale"),
-    "step_ignores_micro_batch_size": ("micro_batches", "the step does not micro-batch"),
-    "step_steps_on_overflow": ("overflow_skips", "the step updates on overflow"),
-    "step_no_copy_back": ("masters_keep_updates", "the fp16 model never gets the masters' values"),
-    "token_weighted_by_examples": ("token_weighting", "weighted by sequences, not tokens"),
-    "token_keeps_stale_grads": ("micro_batches", "gradients from before the call are kept"),
-    "q5_wrong_letter": ("right_letter", "the wrong letter"),
-    "accumulate_one_backward_of_summed_losses": ("micro_batches", "every micro-batch's graph alive until one backward"),
-    "accumulate_concatenates_outputs": ("micro_batches", "the outputs concatenated for one loss and one backward"),
-    "step_one_backward_for_all_micro_batches": ("micro_batches", "every micro-batch's graph alive until one backward"),
-    "token_one_backward_for_all_micro_batches": ("micro_batches", "every micro-batch's graph alive until one backward"),
-    "step_overflow_isinf_only": ("overflow_skips", "a NaN gradient is not an overflow to it"),
-    "step_overflow_isnan_only": ("overflow_skips", "an inf gradient is not an overflow to it"),
-    "step_overflow_last_parameter_only": ("overflow_skips", "an overflow in the other parameters is missed"),
-    "step_casts_inputs_to_half": ("masters_keep_updates", "a bf16 model is fed fp16 inputs"),
-}
-# mistakes in a behaviour that is not central, whose visible check must fail all the same (a ✓ over them misleads)
-VISIBLE_MISSES = {
-    "static_inf_only": ("overflow", "a NaN gradient is not an overflow to it"),
-    "static_nan_only": ("overflow", "an inf gradient is not an overflow to it"),
-}
+# each mistake that misses a behaviour says which on itself (Variant.misses): a central one, which must cost it at
+# least half the item's points and fail a visible check of it; or one that is not central, whose visible check must
+# fail all the same (a ✓ over it misleads)
+_MISSES = {name: v for name, v in {**VARIANTS, **EXTRA}.items() if v.misses}
+_CENTRAL = {(item, b.id) for item, behaviours in rubric.RUBRIC.items() for b in behaviours if b.central}
+CENTRAL_MISSES = {name: v.misses for name, v in _MISSES.items() if (v.item, v.misses[0]) in _CENTRAL}
+VISIBLE_MISSES = {name: v.misses for name, v in _MISSES.items() if (v.item, v.misses[0]) not in _CENTRAL}
 # Changes torch's process-wide default dtype: only the sandbox keeps that from the checks (test_submissions).
 IN_PROCESS_EXCLUDED = {"alt_changes_torch_defaults"}
 USERS = {"static_loss_scaler": STATIC_USERS, "dynamic_loss_scaler": STEP, "master_weights": STEP}
@@ -367,6 +345,10 @@ def test_every_central_behaviour_has_a_mistake_that_misses_it():
     central = {(item, b.id) for item, behaviours in rubric.RUBRIC.items() for b in behaviours if b.central}
     assert central <= covered, f"central behaviours no corpus mistake misses: {sorted(central - covered)}"
     assert covered <= central, f"CENTRAL_MISSES names behaviours that are not central: {sorted(covered - central)}"
+    unknown = {name: v.misses for name, v in _MISSES.items()
+               if len(v.misses) != 2 or v.misses[0] not in {b.id for b in rubric.behaviours(v.item)}}
+    assert not unknown, f"variants whose misses= names no behaviour of their item: {unknown}"
+    assert VISIBLE_MISSES, "no mistake of a behaviour that is not central"
 
 
 @pytest.mark.slow
@@ -413,7 +395,7 @@ def test_a_one_cause_mistake_is_named_first(name):
 
 def test_no_diagnosis_where_the_code_is_right():
     """The reference passes everything, and the diagnosis itself confirms no cause on it."""
-    from autograder.checks.diagnose_mixed_precision_train_step import diagnose
+    from autograder.exercises.mixed_precision_train_step.diagnose import diagnose
     assert diagnose(Reference(reference_namespace())) == ""
 
 

@@ -7,6 +7,7 @@ import math
 import torch
 
 from .expect import max_abs_diff, moved_by
+from .harness import build_model
 
 # SGD on the masters (probe make_master_params): 4 steps of -LR * pull, |pull| in [0.5, 1]: each step is below
 # half of fp16's resolution at most weights (2^-12 at 0.25), so only an fp32 master adds them all up
@@ -69,3 +70,14 @@ def grads_off(got, want: list, rel: float = 1e-3):
         if err > worst:
             worst, where = err, f"parameter {i}"
     return (worst, where) if worst > rel else (0.0, "")
+
+
+# ---- the small models of the GPU smoke cases (exercises/<id>/smoke.py) ----
+
+MLP16 = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}
+MLP32 = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3}
+LM = {"arch": "lm", "vocab": 12, "dim": 8, "seed": 5}
+
+
+def fp32_values(spec: dict) -> list:
+    return [p.detach().float() for p in build_model(spec).parameters()]

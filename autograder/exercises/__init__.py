@@ -1,10 +1,40 @@
-"""The lesson's auto-graded exercises, one module each (autograder/exercises/<id>.py declares its Exercise), in
-lesson order. items.ITEMS and rubric.RUBRIC are built from this tuple; adding an exercise is its module, a line
-here, its checks (checks/test_<id>.py, instructor/hidden/test_<id>.py), its probe, and its cells in the notebook.
-"""
-from . import (accumulate_gradients, dynamic_loss_scaler, master_weights, mixed_precision_train_step, q5_answer,
-               static_loss_scaler, token_accumulation, underflow_fraction)
+"""The lesson's auto-graded exercises, in lesson order: one folder each, autograder/exercises/<id>/, whose
+__init__.py declares its Exercise (exercise.py) and which holds its probes (probes.py), its visible checks
+(test_<id>.py), its GPU smoke case (smoke.py) and its diagnosis (diagnose.py), where it has them. Its hidden checks
+and oracles are in autograder/instructor/exercises/<id>/, which the student package leaves out.
 
-EXERCISES = tuple(module.EXERCISE for module in (
-    underflow_fraction, static_loss_scaler, dynamic_loss_scaler, master_weights, accumulate_gradients,
-    mixed_precision_train_step, token_accumulation, q5_answer))
+items.ITEMS and rubric.RUBRIC are built from EXERCISES; the probe registry, the probes' files the sandbox runs, the
+smoke cases and the oracles are gathered from the folders by `parts` and `part_files`, in ORDER: the notebook's, which
+`python -m autograder release` writes into order.py.
+"""
+import importlib
+import itertools
+from dataclasses import replace
+from pathlib import Path
+
+# the notebook's order, which `release` writes (order.py): it decides which earlier exercises' reference code an
+# item's fork may hold (stand_in_plan.py)
+from .order import ORDER
+
+HERE = Path(__file__).parent
+
+
+def numbered(exercises) -> tuple:
+    """The exercises with their titles numbered in lesson order ("Exercise 4: " + the declared title); an answer
+    that is not code (Q5's letter) keeps its own title."""
+    number = itertools.count(1)
+    return tuple(replace(e, title=f"Exercise {next(number)}: {e.title}") if e.code else e for e in exercises)
+
+
+EXERCISES = numbered(importlib.import_module(f"{__name__}.{name}").EXERCISE for name in ORDER)
+
+
+def part_files(part: str, folder: Path = HERE) -> list:
+    """Each exercise's file `<part>.py` under `folder` (this package, or the instructor's side), where it has one,
+    in lesson order."""
+    return [folder / name / f"{part}.py" for name in ORDER if (folder / name / f"{part}.py").is_file()]
+
+
+def parts(part: str, package: str = __name__, folder: Path = HERE) -> list:
+    """Each exercise's module `<package>.<id>.<part>`, where its folder has one, imported, in lesson order."""
+    return [importlib.import_module(f"{package}.{path.parent.name}.{part}") for path in part_files(part, folder)]

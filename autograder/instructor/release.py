@@ -1,6 +1,7 @@
 """`python -m autograder release`: regenerate the student notebooks in lessons/ from solutions/, the
-visible checks' expected values in autograder/checks/expected.pt (instructor/expected.py), and the generated tables
-of docs/grading-design.md (instructor/doc_tables.py).
+visible checks' expected values in autograder/checks/expected.pt (instructor/expected.py), the generated tables
+of docs/grading-design.md (instructor/doc_tables.py), and the exercises' order (autograder/exercises/order.py), the
+notebook's, which everything derived from the exercises' folders follows.
 
 A wrapper over `nbgrader generate_assignment` that first stamps each grade cell's points from
 items.py, and whose stubs name the exercise (`stubs.ClearSolutionsNamed`, a step of pipeline.RELEASE).
@@ -14,8 +15,48 @@ from pathlib import Path
 import nbformat
 
 from ..checks.expect import EXPECTED_FILE
-from ..items import ASSIGNMENT, ITEMS, ROOT, solution_notebooks
+from ..items import ASSIGNMENT, EXERCISES_DIR, ITEMS, ROOT, solution_notebooks
 from . import doc_tables, expected
+
+
+ORDER_FILE = EXERCISES_DIR / "order.py"
+
+
+def notebook_order(root: Path = ROOT) -> tuple:
+    """The grade ids of the notebooks' graded cells, in order, that name an exercise's folder under `root`."""
+    folders = root / EXERCISES_DIR.relative_to(ROOT)
+    order = []
+    for path in solution_notebooks(root):
+        for cell in json.loads(path.read_text())["cells"]:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            grade_id = meta.get("grade_id")
+            if meta.get("grade") and (folders / str(grade_id) / "__init__.py").is_file() and grade_id not in order:
+                order.append(grade_id)
+    return tuple(order)
+
+
+ORDER_HEAD = '''\
+"""The exercises in the order of the instructor notebook's grade cells: written by `python -m autograder release`
+(instructor/release.py, write_order) from solutions/lesson20/lesson20.ipynb and the exercises' folders; not edited
+by hand. `release --check` says when it is stale."""
+'''
+
+
+def order_source(order: tuple) -> str:
+    """autograder/exercises/order.py, as `release` writes it."""
+    return ORDER_HEAD + "ORDER = (\n" + "".join(f'    "{name}",\n' for name in order) + ")\n"
+
+
+def write_order(root: Path = ROOT) -> bool:
+    """Write autograder/exercises/order.py under `root` from the notebook; whether it changed."""
+    path = root / ORDER_FILE.relative_to(ROOT)
+    if not path.parent.is_dir():  # a course whose package is installed apart from it: its own order stands
+        return False
+    text = order_source(notebook_order(root))
+    if path.is_file() and path.read_text() == text:
+        return False
+    path.write_text(text)
+    return True
 
 
 def stamp_points(root: Path = ROOT) -> list:
@@ -61,7 +102,11 @@ def _canonical(path: Path) -> str:
 
 def stale_files(root: Path = ROOT) -> list:
     """Files a fresh release would write differently, relative to `root`: the student notebooks in
-    lessons/ (missing and extra ones too) and the visible checks' expected values."""
+    lessons/ (missing and extra ones too), the visible checks' expected values, the exercises' order and the docs'
+    tables."""
+    order = root / ORDER_FILE.relative_to(ROOT)
+    if order.parent.is_dir() and (not order.is_file() or order.read_text() != order_source(notebook_order(root))):
+        return [order.relative_to(root).as_posix()]  # everything else follows the order: release it first
     with tempfile.TemporaryDirectory() as tmp:
         fresh = generate(Path(tmp) / "release", root)
         current = root / "lessons" / ASSIGNMENT
@@ -81,6 +126,9 @@ def _expected_file(root: Path) -> Path:
 
 
 def release(root: Path = ROOT) -> Path:
+    if write_order(root):  # this process's registries follow the order it started with
+        raise SystemExit(f"wrote {ORDER_FILE.relative_to(ROOT)} (the exercises in the notebook's order): run "
+                         "`python -m autograder release` again to release with it")
     changed = stamp_points(root)
     for path in changed:
         print(f"stamped points from items.py into {path.relative_to(root)}")

@@ -102,7 +102,7 @@ def secrets_of(sources: list, public_text: str) -> Secrets:
 def reference_secrets(root: Path) -> Secrets:
     """The secrets of the course's reference (its stand-in units), against what is public: its student notebook,
     the checks' files and the rubric's descriptions."""
-    from ..items import CHECKS_DIR, HIDDEN_DIR
+    from ..items import CHECKS_DIR, EXERCISES_DIR, HIDDEN_DIR
     from ..rubric import RUBRIC
     from .reference import stand_in_units
     units = stand_in_units(Path(root))["units"]
@@ -111,7 +111,9 @@ def reference_secrets(root: Path) -> Secrets:
         public = ["".join(c.get("source", "")) for c in nb.get("cells", [])]
     except (OSError, ValueError):
         public = []
-    public += [path.read_text() for folder in (CHECKS_DIR, HIDDEN_DIR) for path in sorted(folder.glob("*.py"))]
+    # the checks' shared files, and each exercise's probes, checks, smoke case and diagnosis (not the oracles)
+    files = [*CHECKS_DIR.glob("*.py"), *EXERCISES_DIR.glob("*/*.py"), *HIDDEN_DIR.glob("*.py"), *HIDDEN_DIR.glob("*/*.py")]
+    public += [path.read_text() for path in sorted(files) if path.name not in ("__init__.py", "oracles.py")]
     public += [b.text for behaviours in RUBRIC.values() for b in behaviours]
     return secrets_of([u["source"] for u in units], "\n".join(public))
 

@@ -14,14 +14,18 @@ import time
 import uuid
 from pathlib import Path
 
+from ..exercises import part_files
 from ..limits import Limits
 from .memory import CgroupMemory
 from .uids import UIDS, sandbox_uid, uid_candidates, uid_holder  # noqa: F401 - the sandbox's uid, from here too
 from .worker import PARTS
 
 HERE = Path(__file__).parent
+PACKAGE = HERE.parent  # autograder/
 BOX = "/sandbox"
-PROBE_FILES = ("harness.py", "probes.py")  # in autograder/checks/: the child executes them in this order
+# the probes' files, derived from the exercises' folders: the child executes them in this order, after checking
+# them against the grader's hashes (session.PROBES_SHA256), and its audit guard holds them as the grader's own
+PROBE_FILES = (PACKAGE / "checks" / "harness.py", *part_files("probes"))
 WEAK_ISOLATION = ("bubblewrap (bwrap) was not found: submissions run in a resource-limited subprocess "
                   "that can still read your files and use the network. Install it (apt-get install "
                   "bubblewrap) before grading work you do not trust.")
@@ -168,7 +172,7 @@ def remove_cgroup(folder: Path, kill: bool = True, seconds: float = 3.0) -> bool
 def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
     """The command that starts the zygote: bwrap (+ setpriv, inside the cgroup) or a plain Python."""
     python = [sys.executable, "-I"]
-    package = HERE.parent  # autograder/
+    package = PACKAGE
     guard = HERE / "guard.py"
     if not isolate:
         return python + [str(HERE / "worker.py"), os.pathsep.join(probe_files(False)), str(guard),
@@ -180,6 +184,8 @@ def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
            "--ro-bind", str(HERE / "worker.py"), f"{BOX}/worker.py",
            # beside worker.py, which loads them by path
            *(arg for name in PARTS for arg in ("--ro-bind", str(HERE / f"{name}.py"), f"{BOX}/{name}.py")),
+           # bwrap would make a bind's missing folders 0700, closed to the sandbox's uid: made open first
+           *(arg for folder in probe_folders() for arg in ("--perms", "0755", "--dir", folder)),
            *(arg for here, there in zip(probe_files(False), probe_files(True)) for arg in ("--ro-bind", here, there)),
            "--ro-bind", str(guard), f"{BOX}/guard.py",
            # the student package, as students install it: without the instructor's part (hidden checks)
@@ -204,8 +210,20 @@ def command(limits: Limits, isolate: bool, uid, cgroup) -> list:
 
 
 def probe_files(isolate: bool) -> list:
-    """Where the child reads the probes' files from, as it sees the file system, in the order it runs them."""
-    return [f"{BOX}/{name}" if isolate else str(HERE.parent / "checks" / name) for name in PROBE_FILES]
+    """Where the child reads the probes' files from, as it sees the file system, in the order it runs them: in
+    the sandbox, at their place in the package under /sandbox (/sandbox/exercises/<id>/probes.py)."""
+    return [f"{BOX}/{path.relative_to(PACKAGE).as_posix()}" if isolate else str(path) for path in PROBE_FILES]
+
+
+def probe_folders() -> list:
+    """The folders under /sandbox that the probes' files sit in there, each after its parent."""
+    folders = []
+    for path in probe_files(True):
+        parents = list(Path(path).parents)
+        for folder in reversed(parents[:parents.index(Path(BOX))]):
+            if str(folder) not in folders:
+                folders.append(str(folder))
+    return folders
 
 
 def user_namespaces_allowed() -> bool:

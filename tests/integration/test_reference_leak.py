@@ -45,9 +45,10 @@ def reference_marks() -> dict:
     # what any page may show: the student notebook, the checks' own words, the rubric, torch's API
     import torch
 
-    from autograder.items import CHECKS_DIR, HIDDEN_DIR
+    from autograder.items import CHECKS_DIR, EXERCISES_DIR, HIDDEN_DIR
     from autograder.rubric import RUBRIC
-    public = " ".join([STUDENT_NB.read_text(), *(p.read_text() for d in (CHECKS_DIR, HIDDEN_DIR) for p in d.glob("*.py")),
+    checks = [*CHECKS_DIR.glob("*.py"), *EXERCISES_DIR.glob("*/*.py"), *HIDDEN_DIR.glob("*.py"), *HIDDEN_DIR.glob("*/*.py")]
+    public = " ".join([STUDENT_NB.read_text(), *(p.read_text() for p in checks if p.name != "oracles.py"),
                        *(b.text for bs in RUBRIC.values() for b in bs)])
     public_flat = " ".join(public.split())
     api = set(dir(torch)) | set(dir(torch.Tensor)) | set(dir(torch.nn.Module)) | set(dir(torch.optim.Optimizer))

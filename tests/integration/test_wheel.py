@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.items import AUTO_ITEMS
+from autograder.items import AUTO_ITEMS, EXERCISES_DIR, HIDDEN_DIR, check_file
 from tests.helpers import ROOT, SOLUTION_NB, STUDENT_NB, code_lines, model_answer_sentences, read, solution_only_lines
 
 pytestmark = pytest.mark.slow
@@ -32,6 +32,9 @@ STUDENT_MODULES = [  # what the notebooks and `python -m autograder check` run o
                                                   "process", "notebook", "cleanup", "standins", "child", "guard")),
     "autograder/checks/__init__.py", "autograder/checks/expect.py",
     "autograder/checks/harness.py", "autograder/checks/probes.py", "autograder/checks/pytest.ini", "autograder/checks/expected.pt",
+    "autograder/checks/smoke.py", "autograder/exercises/__init__.py", "autograder/exercises/order.py",
+    # each exercise's student side, whole: its declaration, probes, visible checks, smoke case and diagnosis
+    *sorted(p.relative_to(ROOT).as_posix() for p in EXERCISES_DIR.glob("*/*.py")),
 ]
 
 
@@ -74,7 +77,7 @@ def notebook_imports() -> set:
 
 def test_the_wheel_has_what_a_student_needs(dist):
     names = set(_files(dist["wheel"]))
-    visible = {f"autograder/checks/test_{item.id}.py" for item in AUTO_ITEMS}
+    visible = {check_file(EXERCISES_DIR, item.id).relative_to(ROOT).as_posix() for item in AUTO_ITEMS}
     imported = notebook_imports()
     assert {"autograder/lesson.py", "autograder/quiz.py"} <= imported, imported
     missing = sorted((set(STUDENT_MODULES) | visible | imported) - names)
@@ -99,10 +102,10 @@ def test_the_package_carries_no_instructor_material(dist, kind):
     secret, answers = secret_lines(), model_answer_sentences()
     assert len(secret) >= 30 and len(answers) >= 8, "could not read the answers out of the instructor notebook"
     visible_tests = set()
-    for p in (ROOT / "autograder" / "checks").glob("test_*.py"):
+    for p in (check_file(EXERCISES_DIR, item.id) for item in AUTO_ITEMS):
         visible_tests |= set(re.findall(r"def (test_\w+)", p.read_text()))
     hidden_tests = set()
-    for p in (ROOT / "autograder" / "instructor" / "hidden").glob("test_*.py"):
+    for p in (check_file(HIDDEN_DIR, item.id) for item in AUTO_ITEMS):
         hidden_tests |= set(re.findall(r"def (test_\w+)", p.read_text())) - visible_tests
     assert hidden_tests
     for name, data in files.items():
@@ -135,34 +138,43 @@ def test_the_package_holds_no_key_to_the_graded_quiz(dist, kind):
 
 
 # What computes an exercise's answer, named in code (not in messages): torch's own amp kernels (any
-# `_amp_*`), its GradScaler, backward passes and clipping. The oracles that use them live in
-# instructor/oracles.py; the student package may hold none of them, except where listed below.
+# `_amp_*`), its GradScaler, backward passes and clipping. The oracles that use them live in each exercise's
+# instructor folder (instructor/exercises/<id>/oracles.py); the student package may hold none of them, except where
+# listed below.
 ORACLE_APIS = {"GradScaler", "backward", "autograd.grad", "clip_grad_norm_", "clip_grad_value_"}
 ORACLE_API_PREFIXES = ("_amp_",)
 ALLOWED_APIS = {  # path in the wheel -> the APIs it may name, and why that computes no graded answer
-    "autograder/checks/probes.py": {"backward"},    # backprops the student's own scaled loss, to read its grads
+    # backprop the student's own scaled loss, to read its grads; train the model the student's code left behind
+    "autograder/exercises/static_loss_scaler/probes.py": {"backward"},
+    "autograder/exercises/master_weights/probes.py": {"backward"},
     "autograder/lesson.py": {"backward"},           # the lesson's Figure 3 demo: activation gradients, no exercise
     "autograder/sandbox/worker.py": {"clip_grad_norm_"},  # warms torch's imports up before any student cell
 }
 
 
+def oracle_files() -> list:
+    """Each exercise's oracles (instructor/exercises/<id>/oracles.py)."""
+    return sorted(HIDDEN_DIR.glob("*/oracles.py"))
+
+
 def oracle_lines() -> set:
-    """The code lines of the instructor's oracles (instructor/oracles.py), docstrings left out."""
-    source = (ROOT / "autograder" / "instructor" / "oracles.py").read_text()
-    lines = source.split("\n")
+    """The code lines of the instructor's oracles, docstrings left out."""
     found = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.FunctionDef):
-            body = node.body[1:] if ast.get_docstring(node) is not None else node.body
-            for stmt in body:
-                found |= code_lines("\n".join(lines[stmt.lineno - 1:stmt.end_lineno]))
+    for path in oracle_files():
+        source = path.read_text()
+        lines = source.split("\n")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef):
+                body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+                for stmt in body:
+                    found |= code_lines("\n".join(lines[stmt.lineno - 1:stmt.end_lineno]))
     return {ln for ln in found if len(ln) >= 20 and not ln.endswith(":")}
 
 
 def oracle_names() -> set:
-    """The oracles' function names (what `ORACLES` in instructor/oracles.py lists)."""
-    tree = ast.parse((ROOT / "autograder" / "instructor" / "oracles.py").read_text())
-    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    """The oracles' function names (what instructor/oracles.py's ORACLES gathers from the exercises' folders)."""
+    return {node.name for path in oracle_files() for node in ast.parse(path.read_text()).body
+            if isinstance(node, ast.FunctionDef)}
 
 
 def _dotted(node) -> str:
@@ -214,11 +226,13 @@ def _parses(line: str) -> bool:
 
 def test_the_oracle_scan_finds_the_oracles():
     """Run on the oracles themselves, the scan finds each of them: it cannot pass by finding nothing."""
-    assert len(oracle_lines()) >= 10 and len(oracle_names()) >= 5
-    found = oracle_code_in("autograder/instructor/oracles.py", (ROOT / "autograder/instructor/oracles.py").read_text())
+    from autograder.instructor.oracles import ORACLES
+    assert len(oracle_lines()) >= 10 and len(oracle_names()) >= 5 and set(ORACLES) <= oracle_names()
+    found = [f.split(": ", 1)[1] for path in oracle_files()
+             for f in oracle_code_in(path.relative_to(ROOT).as_posix(), path.read_text())]
     for what in ["uses _amp_update_scale_", "uses backward", *(f"defines {n}" for n in oracle_names())]:
-        assert f"autograder/instructor/oracles.py: {what}" in found, found
-    assert sum("has the oracle line" in f for f in found) == len(oracle_lines())
+        assert what in found, found
+    assert len({f for f in found if "has the oracle line" in f}) == len(oracle_lines())
     # the forms code can take: attribute, import, getattr by name, the same line in another module
     for text, what in [("import torch\ntorch._amp_update_scale_(s, t, f, 2.0, 0.5, 3)", "uses _amp_update_scale_"),
                        ("from torch import _amp_foreach_non_finite_check_and_unscale_ as u", "uses _amp_foreach"),

@@ -171,6 +171,9 @@ class Variant:
     cause: str = ""
     synonyms: tuple = ()
     core: bool = False
+    # buggy: (the behaviour of `item` this mistake misses, how): a central one it must cost (tests/test_rubric.py
+    # derives CENTRAL_MISSES and VISIBLE_MISSES from it, tests/recipe.py asks one for each central behaviour)
+    misses: tuple = ()
 
     @property
     def may_lose(self) -> set:

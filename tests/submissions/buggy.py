@@ -10,10 +10,12 @@ STATIC_USERS = ("dynamic_loss_scaler", "mixed_precision_train_step")
 STEP = ("mixed_precision_train_step",)
 
 
-def bug(name, item, *edits, also=(), doc="", cause="", synonyms=()):
-    """cause: a lower-case word that a good first failure message for this mistake contains (or one of `synonyms`)."""
+def bug(name, item, *edits, also=(), doc="", cause="", synonyms=(), misses=()):
+    """cause: a lower-case word that a good first failure message for this mistake contains (or one of `synonyms`).
+    misses: (a behaviour of `item` the mistake misses, how), for one that misses a central behaviour (or a
+    behaviour whose visible check must fail all the same)."""
     return Variant(name, "buggy", tuple(edits), item=item, also=tuple(also), doc=doc, cause=cause,
-                   synonyms=tuple(synonyms))
+                   synonyms=tuple(synonyms), misses=tuple(misses))
 
 
 def underflow(name, body, doc, **cause):
@@ -54,7 +56,8 @@ UNDERFLOW = [
             flushed = nonzero & (values.abs() < 2.0**-24)
             return int(flushed.sum()) / count
         ''', "compares with fp16's smallest subnormal instead of casting: wrong at the rounding edge and for bf16",
-           cause="cast", synonyms=("threshold",)),
+           cause="cast", synonyms=("threshold",),
+        misses=("counts_flushed_nonzero", "compares with a threshold instead of casting")),
     underflow("underflow_ignores_dtype", '''
         def underflow_fraction(values, dtype=torch.float16):
             nonzero = values != 0
@@ -140,7 +143,8 @@ STATIC = [
                 p.grad.mul_(self.scale)
                 found_inf = found_inf or not bool(torch.isfinite(p.grad).all())
             return found_inf
-        ''', "multiplies the gradients by the scale instead of dividing", cause="divide", synonyms=("multipl",)),
+        ''', "multiplies the gradients by the scale instead of dividing", cause="divide", synonyms=("multipl",),
+        misses=("unscale_divides", "unscale_ multiplies instead of dividing")),
     static("static_not_in_place", "unscale_", '''
         def unscale_(self, params):
             found_inf = False
@@ -168,7 +172,8 @@ STATIC = [
                 p.grad.div_(self.scale)
                 found_inf = found_inf or bool(torch.isinf(p.grad).any())
             return found_inf
-        ''', "looks for inf only: a NaN gradient is not reported", cause="nan"),
+        ''', "looks for inf only: a NaN gradient is not reported", cause="nan",
+        misses=("overflow", "a NaN gradient is not an overflow to it")),
     static("static_int_scale", "__init__", '''
         def __init__(self, scale=1024.0):
             self.scale = int(scale)
@@ -198,7 +203,8 @@ STATIC = [
         def scale_loss(self, loss):
             return loss.item() * self.scale
         ''', "scale_loss returns a float: backward() cannot run through it",
-           cause="graph", synonyms=("backward", ".item()")),
+           cause="graph", synonyms=("backward", ".item()"),
+        misses=("scale_loss", "the scaled loss is cut from the graph")),
     static("static_crashes_on_none", "unscale_", '''
         def unscale_(self, params):
             found_inf = False
@@ -298,7 +304,8 @@ DYNAMIC = [
             if self.clean_steps == self.growth_interval:
                 self.scale *= self.growth_factor
                 self.clean_steps = 0
-        ''', "divides by backoff_factor on overflow, so the scale grows instead of shrinking", cause="backoff"),
+        ''', "divides by backoff_factor on overflow, so the scale grows instead of shrinking", cause="backoff",
+        misses=("backoff", "an overflow grows the scale")),
     dynamic("dynamic_update_does_nothing", "update", '''
         def update(self, found_inf):
             return None
@@ -311,7 +318,8 @@ MASTER = [
         def make_master_params(model):
             return [p.detach().float().requires_grad_(True) for p in model.parameters()]
         ''', ".float() returns the parameter's own storage when the model is already fp32", also=(),
-           cause="copy", synonyms=("clone", "shares memory")),
+           cause="copy", synonyms=("clone", "shares memory"),
+        misses=("separate_copies", "the masters are not separate fp32 copies")),
     master("master_no_requires_grad", "make_master_params", '''
         def make_master_params(model):
             return [p.detach().clone().float() for p in model.parameters()]
@@ -364,7 +372,8 @@ MASTER = [
             for p, master in zip(model_params, master_params):
                 p = master.detach().to(p.dtype)
         ''', "rebinds the loop variable: the model never changes",
-           cause="in place", synonyms=("never changes", "rebind")),
+           cause="in place", synonyms=("never changes", "rebind"),
+        misses=("copy_back", "the model is never updated from the masters")),
     master("master_copy_back_reversed", "master_params_to_model_params", '''
         def master_params_to_model_params(model_params, master_params):
             with torch.no_grad():
@@ -392,7 +401,8 @@ ACCUMULATE = [
                 total += loss.item() / len(starts)
             return total
         ''', "divides by the number of micro-batches: wrong when the last one is smaller",
-           cause="share", synonyms=("size / batch size", "number of micro-batches")),
+           cause="share", synonyms=("size / batch size", "number of micro-batches"),
+        misses=("full_batch_gradient", "1/k instead of each micro-batch's share")),
     accumulate("accumulate_keeps_stale_grads", '''
         def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
             n = inputs.shape[0]
@@ -430,7 +440,8 @@ ACCUMULATE = [
             loss_total.backward()
             return loss_total.item()
         ''', "runs the model on the whole batch at once, then splits only the loss",
-           cause="micro_batch_size", synonyms=("whole batch at once",)),
+           cause="micro_batch_size", synonyms=("whole batch at once",),
+        misses=("micro_batches", "accumulation that does not micro-batch")),
     accumulate("accumulate_returns_last_loss", '''
         def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
             model.zero_grad()
@@ -546,8 +557,9 @@ STEP_PARTS = dict(
 )
 
 
-def step_variant(name, doc, cause="", synonyms=(), **changes):
-    return step(name, STEP_TEMPLATE.format(**{**STEP_PARTS, **changes}), doc, cause=cause, synonyms=synonyms)
+def step_variant(name, doc, cause="", synonyms=(), misses=(), **changes):
+    return step(name, STEP_TEMPLATE.format(**{**STEP_PARTS, **changes}), doc, cause=cause, synonyms=synonyms,
+                misses=misses)
 
 
 TRAIN_STEP = [
@@ -555,7 +567,8 @@ TRAIN_STEP = [
                  backward="(loss * share).backward()",
                  to_master="model_grads_to_master_grads(model_params, master_params)\n"
                            "    found_inf = any(not bool(torch.isfinite(m.grad).all()) for m in master_params "
-                           "if m.grad is not None)", cause="scaler.scale", synonyms=("scale_loss", "loss scaling")),
+                           "if m.grad is not None)", cause="scaler.scale", synonyms=("scale_loss", "loss scaling"),
+        misses=("loss_scaling", "the step never multiplies the loss by the scale")),
     step_variant("step_unscale_in_fp16", "unscales the fp16 model gradients, where small ones flush to zero",
                  to_master="found_inf = scaler.unscale_(model_params)\n"
                            "    model_grads_to_master_grads(model_params, master_params)",
@@ -571,7 +584,7 @@ TRAIN_STEP = [
                            "    found_inf = scaler.unscale_(master_params)\n"
                            "    scaler.unscale_(master_params)", cause="twice", synonyms=("unscale",)),
     step_variant("step_steps_on_overflow", "steps even when the gradients overflowed", take_step="True",
-       cause="overflow", synonyms=("skip",)),
+       cause="overflow", synonyms=("skip",), misses=("overflow_skips", "the step updates on overflow")),
     step_variant("step_update_only_when_stepping", "calls scaler.update only after a step it took",
                  copy_back="master_params_to_model_params(model_params, master_params)\n"
                            "        scaler.update(found_inf)",
@@ -583,7 +596,8 @@ TRAIN_STEP = [
     step_variant("step_update_twice", "calls scaler.update twice on a clean step",
                  copy_back="master_params_to_model_params(model_params, master_params)\n"
                            "        scaler.update(found_inf)", cause="once", synonyms=("twice",)),
-    step_variant("step_no_copy_back", "never copies the masters back into the model", copy_back="pass", cause="copy"),
+    step_variant("step_no_copy_back", "never copies the masters back into the model", copy_back="pass", cause="copy",
+        misses=("masters_keep_updates", "the fp16 model never gets the masters' values")),
     step_variant("step_casts_integer_inputs", "casts token ids to fp16 too", cast="x = x.to(model_dtype)",
        cause="token", synonyms=("integer", "is_floating_point", "indices")),
     step_variant("step_returns_scaled_loss", "returns the loss multiplied by the scale",
@@ -601,7 +615,7 @@ TRAIN_STEP = [
 
 Q5 = [
     bug("q5_wrong_letter", "q5_answer", Replace("q5_answer", None, 'Q5_ANSWER = "c"'), doc="the wrong choice",
-       cause="not the right answer"),
+       cause="not the right answer", misses=("right_letter", "the wrong letter")),
     bug("q5_choice_index", "q5_answer", Replace("q5_answer", None, "Q5_ANSWER = 2"),
         doc="the index of the choice instead of its letter", cause="letter"),
 ]
@@ -655,8 +669,9 @@ TOKEN_PARTS = dict(
 )
 
 
-def token_variant(name, doc, cause="", synonyms=(), **changes):
-    return token(name, TOKEN_TEMPLATE.format(**{**TOKEN_PARTS, **changes}), doc, cause=cause, synonyms=synonyms)
+def token_variant(name, doc, cause="", synonyms=(), misses=(), **changes):
+    return token(name, TOKEN_TEMPLATE.format(**{**TOKEN_PARTS, **changes}), doc, cause=cause, synonyms=synonyms,
+                 misses=misses)
 
 
 TOKEN = [
@@ -671,7 +686,8 @@ TOKEN = [
                   loss="loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=ignore_index)",
                   backward="(loss * x.shape[0] / inputs.shape[0]).backward()",
                   accumulate="total_loss += loss.item() * x.shape[0] / inputs.shape[0]",
-                  returned="total_loss", cause="counted tokens", synonyms=("examples",)),
+                  returned="total_loss", cause="counted tokens", synonyms=("examples",),
+        misses=("token_weighting", "weighted by sequences, not tokens")),
     token_variant("token_counts_padding", "divides by every target position, padding included",
                   backward="(loss_sum / targets.numel()).backward()",
                   returned="total_loss / targets.numel()", cause="padding", synonyms=("ignore_index",)),
@@ -684,7 +700,7 @@ TOKEN = [
                   backward="(loss_sum / max(counted, 1)).backward()",
                   returned="total_loss / counted if counted else float('nan')", cause="valueerror"),
     token_variant("token_keeps_stale_grads", "never zeroes the gradients left from before the call", zero="pass",
-       cause="stale", synonyms=("zero",)),
+       cause="stale", synonyms=("zero",), misses=("micro_batches", "gradients from before the call are kept")),
     token_variant("token_returns_tensor", "returns the loss as a tensor",
                   accumulate="total_loss = total_loss + loss_sum.detach()", cause="float"),
 ]
@@ -706,7 +722,8 @@ KEEPS_GRAPHS = [
             total.backward()
             return total.item()
         ''', "adds up the weighted micro-batch losses and calls backward() once: every graph stays alive",
-           cause="graph", synonyms=("backward() once",)),
+           cause="graph", synonyms=("backward() once",),
+        misses=("micro_batches", "every micro-batch's graph alive until one backward")),
     accumulate("accumulate_concatenates_outputs", '''
         def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
             model.zero_grad()
@@ -716,19 +733,22 @@ KEEPS_GRAPHS = [
             loss.backward()
             return loss.item()
         ''', "runs the micro-batches one by one but concatenates the outputs for one loss and one backward()",
-           cause="graph", synonyms=("concatenat",)),
+           cause="graph", synonyms=("concatenat",),
+        misses=("micro_batches", "the outputs concatenated for one loss and one backward")),
     step_variant("step_one_backward_for_all_micro_batches",
                  "adds up the micro-batches' scaled losses and calls backward() once: every graph stays alive",
                  zero="model.zero_grad(set_to_none=True)\n    scaled_losses = []",
                  backward="scaled_losses.append(scaler.scale_loss(loss * share))",
                  to_master="sum(scaled_losses).backward()\n    " + STEP_PARTS["to_master"],
-                    cause="graph", synonyms=("backward() once",)),
+                    cause="graph", synonyms=("backward() once",),
+        misses=("micro_batches", "every micro-batch's graph alive until one backward")),
     token_variant("token_one_backward_for_all_micro_batches",
                   "adds up the micro-batches' token losses and calls backward() once: every graph stays alive",
                   zero="model.zero_grad(set_to_none=True)\n    kept = []",
                   backward="kept.append(loss_sum / counted)",
                   returned="(sum(kept).backward(), total_loss / counted)[1]",
-                     cause="graph", synonyms=("backward() once",)),
+                     cause="graph", synonyms=("backward() once",),
+        misses=("micro_batches", "every micro-batch's graph alive until one backward")),
 ]
 
 BUGGY = BUGGY + KEEPS_GRAPHS
@@ -748,19 +768,24 @@ ISSUE_48 = [
                 p.grad.div_(self.scale)
                 found_inf = found_inf or bool(torch.isnan(p.grad).any())
             return found_inf
-        ''', "looks for NaN only: an inf gradient is not reported", cause="inf"),
+        ''', "looks for NaN only: an inf gradient is not reported", cause="inf",
+        misses=("overflow", "an inf gradient is not an overflow to it")),
     step_variant("step_overflow_isinf_only", "its own overflow test looks for inf only: a NaN gradient steps",
-                 to_master=_STEP_OWN_CHECK.format(test="torch.isinf(m.grad).any()"), cause="nan"),
+                 to_master=_STEP_OWN_CHECK.format(test="torch.isinf(m.grad).any()"), cause="nan",
+        misses=("overflow_skips", "a NaN gradient is not an overflow to it")),
     step_variant("step_overflow_isnan_only", "its own overflow test looks for NaN only: an inf gradient steps",
-                 to_master=_STEP_OWN_CHECK.format(test="torch.isnan(m.grad).any()"), cause="inf"),
+                 to_master=_STEP_OWN_CHECK.format(test="torch.isnan(m.grad).any()"), cause="inf",
+        misses=("overflow_skips", "an inf gradient is not an overflow to it")),
     step_variant("step_casts_inputs_to_half", "casts float inputs with .half(): a bf16 model gets fp16 inputs",
                  cast="if x.is_floating_point():\n            x = x.half()", cause="bf16",
-                 synonyms=("bfloat16", "dtype", ".half()")),
+                 synonyms=("bfloat16", "dtype", ".half()"),
+        misses=("masters_keep_updates", "a bf16 model is fed fp16 inputs")),
     step_variant("step_overflow_last_parameter_only", "tests only the last master gradient for overflow",
                  to_master="model_grads_to_master_grads(model_params, master_params)\n"
                            "    scaler.unscale_(master_params)\n"
                            "    found_inf = not bool(torch.isfinite(master_params[-1].grad).all())",
-                 cause="every", synonyms=("one parameter", "all")),
+                 cause="every", synonyms=("one parameter", "all"),
+        misses=("overflow_skips", "an overflow in the other parameters is missed")),
     step_variant("step_overflow_from_the_loss", "tests the scaled losses for overflow, not the gradients",
                  zero="model.zero_grad(set_to_none=True)\n    loss_overflowed = False",
                  backward="scaled = scaler.scale_loss(loss * share)\n"
@@ -808,7 +833,8 @@ ONE_CAUSE = [
     step_variant("step_masters_from_model", "copies the fp16 model into the masters at the start of each call",
                  zero="model.zero_grad(set_to_none=True)\n"
                       "    for m, p in zip(master_params, model_params):\n        m.data.copy_(p.data)",
-                 cause="overwritten from the fp16 model"),
+                 cause="overwritten from the fp16 model",
+        misses=("masters_keep_updates", "the masters are rebuilt from the fp16 model")),
     step_variant("step_returns_last_loss", "returns the last micro-batch's loss", loss_item="0.0",
                  returned="loss.item(), not found_inf", cause="last micro-batch's loss"),
 ]

@@ -2,8 +2,9 @@
 from typing import get_args
 
 import pytest
+import torch
 
-from autograder.backends import LocalStudent, Reference, SandboxStudent, probe_failure
+from autograder.backends import LocalStudent, Reference, SandboxStudent, probe_failure, remembered
 from autograder.checks.expect import CheckFailure, CheckReason
 from autograder.limits import Limits
 from autograder.sandbox import SandboxError
@@ -213,3 +214,18 @@ def test_each_item_gets_its_own_setup_and_an_item_never_comes_back():
     student.begin_item("a")
     with pytest.raises(RuntimeError, match="came back"):
         student.run("probe")
+
+
+def test_an_oracle_answers_once_per_question_and_each_caller_gets_its_own_copy():
+    calls = []
+
+    @remembered
+    def doubled(values, factor=2.0):
+        calls.append(1)
+        return [values * factor]
+    first = doubled(torch.ones(3), factor=2.0)
+    first[0].add_(100)  # a check that changes what it was handed changes nothing for the next one
+    again = doubled(torch.ones(3), factor=2.0)
+    assert torch.equal(again[0], torch.full((3,), 2.0)) and len(calls) == 1
+    assert torch.equal(doubled(torch.ones(3), factor=3.0)[0], torch.full((3,), 3.0)) and len(calls) == 2
+    assert torch.equal(doubled(torch.zeros(3))[0], torch.zeros(3)) and len(calls) == 3

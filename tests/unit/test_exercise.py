@@ -1,4 +1,4 @@
-"""autograder.exercise and the exercises' declarations (autograder/exercises/<id>.py): one unit per exercise,
+"""autograder.exercise and the exercises' declarations (autograder/exercises/<id>/__init__.py): one unit per exercise,
 from which items.py and rubric.py build their tables."""
 import math
 
@@ -8,7 +8,7 @@ from autograder import items, rubric
 from autograder.checks import harness, probes  # noqa: F401  (probes fills harness.PROBES)
 from autograder.exercise import Behaviour, Exercise
 from autograder.exercises import EXERCISES
-from autograder.items import CHECKS_DIR, HIDDEN_DIR
+from autograder.items import EXERCISES_DIR, HIDDEN_DIR, check_file
 
 
 def test_an_exercises_points_are_its_behaviours():
@@ -31,12 +31,23 @@ def test_the_registries_are_the_declarations_in_lesson_order():
 def test_each_declaration_is_whole(exercise):
     """An id that names its checks, a contract, behaviours whose points add up, a central one and why, and
     probes that exist and that its checks drive."""
-    assert (CHECKS_DIR / f"test_{exercise.id}.py").is_file() and (HIDDEN_DIR / f"test_{exercise.id}.py").is_file()
+    assert check_file(EXERCISES_DIR, exercise.id).is_file() and check_file(HIDDEN_DIR, exercise.id).is_file()
     assert exercise.names and exercise.title and exercise.why_central.strip()
     ids = [b.id for b in exercise.behaviours]
     assert len(ids) == len(set(ids)) and any(b.central for b in exercise.behaviours)
     assert math.isclose(sum(b.points for b in exercise.behaviours), exercise.points)
-    checks = (CHECKS_DIR / f"test_{exercise.id}.py").read_text() + (HIDDEN_DIR / f"test_{exercise.id}.py").read_text()
+    checks = check_file(EXERCISES_DIR, exercise.id).read_text() + check_file(HIDDEN_DIR, exercise.id).read_text()
     for probe in exercise.probes:
         assert probe in harness.PROBES and f'"{probe}"' in checks, probe
     assert set(exercise.given) <= {n for e in EXERCISES for n in e.names}
+
+
+def test_the_code_exercises_are_numbered_in_lesson_order():
+    """A declaration's title has no number: EXERCISES numbers the exercises whose answer is code, in lesson order."""
+    import re
+    from autograder.exercises import numbered
+    code = [e for e in EXERCISES if e.code]
+    assert [e.title.split(":")[0] for e in code] == [f"Exercise {n}" for n in range(1, len(code) + 1)]
+    assert not any(re.match(r"Exercise \d", e.title) for e in EXERCISES if not e.code)
+    plain = Exercise("x", "a toy", ("f",), (Behaviour("a", "A", 1, central=True),), "why")
+    assert [e.title for e in numbered([plain, plain])] == ["Exercise 1: a toy", "Exercise 2: a toy"]

@@ -30,7 +30,7 @@ def test_a_solution_cell_belongs_to_its_item():
 
 
 def test_the_folders_it_names_exist():
-    assert items.CHECKS_DIR.is_dir() and items.HIDDEN_DIR.is_dir()
+    assert items.CHECKS_DIR.is_dir() and items.EXERCISES_DIR.is_dir() and items.HIDDEN_DIR.is_dir()
     assert items.solution_notebooks(items.PACKAGE_DIR.parent)
     for item in items.AUTO_ITEMS:
-        assert (items.CHECKS_DIR / f"test_{item.id}.py").is_file() and (items.HIDDEN_DIR / f"test_{item.id}.py").is_file()
+        assert items.check_file(items.EXERCISES_DIR, item.id).is_file() and items.check_file(items.HIDDEN_DIR, item.id).is_file()

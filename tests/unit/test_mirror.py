@@ -1,24 +1,25 @@
 """Tests mirror the package: autograder/<path>/<module>.py is tested in tests/unit/<path>/test_<module>.py.
 
-The checks themselves (test_<item id>.py in the checks folders items.py names) and conftest.py files are
-not modules; a package's __init__.py only gathers its modules, so it has no mirror of its own.
+An exercise's two folders (exercises/<id>/ and instructor/exercises/<id>/: its declaration, probes, checks, smoke
+case, diagnosis and oracles) and conftest.py files are not held to a mirror: the exercise is held whole by
+tests/unit/test_exercise.py and tests/test_recipe.py (a unit test of one of its modules may mirror it all the same);
+a package's __init__.py only gathers its modules, so it has no mirror of its own.
 """
 from pathlib import Path
 
-from autograder.items import CHECKS_DIR, HIDDEN_DIR, PACKAGE_DIR
+from autograder.items import AUTO_ITEMS, EXERCISES_DIR, HIDDEN_DIR, PACKAGE_DIR, check_file
 
 UNIT = Path(__file__).parent
 
 
 def is_check(path: Path) -> bool:
-    """The checks, conftest.py, and the exercises' declarations (exercises/<id>.py: data, held together by
-    tests/unit/test_exercise.py)."""
-    return (path.name == "conftest.py" or (path.parent in (CHECKS_DIR, HIDDEN_DIR) and path.name.startswith("test_"))
-            or path.parent == PACKAGE_DIR / "exercises")
+    """conftest.py, and the files of an exercise's two folders."""
+    return path.name == "conftest.py" or path.parent.parent in (EXERCISES_DIR, HIDDEN_DIR)
 
 
-def package_modules() -> list:
-    return sorted(p for p in PACKAGE_DIR.rglob("*.py") if p.name != "__init__.py" and not is_check(p))
+def package_modules(with_exercises: bool = False) -> list:
+    return sorted(p for p in PACKAGE_DIR.rglob("*.py") if p.name != "__init__.py"
+                  and (not is_check(p) or (with_exercises and not p.name.startswith("test_"))))
 
 
 def mirror(module: Path) -> Path:
@@ -30,8 +31,8 @@ def mirror(module: Path) -> Path:
 def test_the_walk_finds_modules_and_leaves_the_checks_out():
     found = {m.relative_to(PACKAGE_DIR).as_posix() for m in package_modules()}
     assert {"report.py", "sandbox/decode.py", "instructor/course.py", "checks/expect.py", "__main__.py"} <= found
-    checks = sorted(CHECKS_DIR.glob("test_*.py")) + sorted(HIDDEN_DIR.glob("test_*.py"))
-    assert checks and not any(is_check(PACKAGE_DIR / f) for f in found)
+    checks = [check_file(folder, item.id) for folder in (EXERCISES_DIR, HIDDEN_DIR) for item in AUTO_ITEMS]
+    assert checks and all(is_check(c) for c in checks) and not any(is_check(PACKAGE_DIR / f) for f in found)
     assert mirror(PACKAGE_DIR / "sandbox" / "decode.py") == UNIT / "sandbox" / "test_decode.py"
 
 
@@ -42,7 +43,7 @@ def test_every_module_has_a_mirror_test():
 
 
 def test_every_unit_test_file_mirrors_a_module():
-    mirrors = {mirror(m) for m in package_modules()}
+    mirrors = {mirror(m) for m in package_modules(with_exercises=True)}
     orphans = [t.relative_to(UNIT).as_posix() for t in sorted(UNIT.rglob("test_*.py"))
                if t not in mirrors and t != Path(__file__)]
     assert not orphans, f"unit test files that mirror no module of autograder/ (moved or deleted?): {', '.join(orphans)}"

@@ -53,13 +53,16 @@ def test_outcomes_carry_their_check_and_the_behaviour_it_is_marked_with():
 
 @pytest.fixture
 def own_checks(monkeypatch, tmp_path):
-    """Writes visible checks of our own for an item, in a folder that stands in for autograder/checks."""
+    """Writes visible checks of our own for an item, in a folder that stands in for autograder/checks (its
+    pytest.ini) and autograder/exercises (<id>/test_<id>.py)."""
     import autograder.runner as runner
     shutil.copy(runner.CHECKS_DIR / "pytest.ini", tmp_path)
     monkeypatch.setattr(runner, "CHECKS_DIR", tmp_path)
+    monkeypatch.setattr(runner, "EXERCISES_DIR", tmp_path)
 
     def write(item_id: str, source: str):
-        (tmp_path / f"test_{item_id}.py").write_text(textwrap.dedent(source))
+        (tmp_path / item_id).mkdir(exist_ok=True)
+        (tmp_path / item_id / f"test_{item_id}.py").write_text(textwrap.dedent(source))
     yield write
     for name in [name for name, module in sys.modules.items()
                  if str(getattr(module, "__file__", None) or "").startswith(str(tmp_path))]:

@@ -109,3 +109,16 @@ def test_a_model_handed_more_than_at_most_examples_gives_nan():
         free = probes.run({"accumulate_gradients": fn}, "accumulate_gradients", spec)
         assert any(bool(g.isnan().any()) for g in obs["grads"]) == nan
         assert not any(bool(g.isnan().any()) for g in free["grads"])
+
+
+def test_no_two_probe_files_define_the_same_name():
+    """In the sandbox every exercise's probes run in one namespace (isolation.PROBE_FILES): a top-level name that two
+    files define would have the later one replace the earlier one's."""
+    import ast
+    from collections import Counter
+    from autograder.sandbox.isolation import PROBE_FILES
+    names = Counter(name for path in PROBE_FILES for node in ast.parse(path.read_text()).body
+                    for name in ([node.name] if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else
+                                 [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]))
+    assert len(PROBE_FILES) > 2 and names["probe"] == 1
+    assert not [name for name, count in names.items() if count > 1]

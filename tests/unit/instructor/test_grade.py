@@ -8,7 +8,7 @@ import pytest
 from autograder.instructor import grade
 from autograder.limits import Limits
 from autograder.instructor.state import StudentRecord
-from autograder.items import ASSIGNMENT, AUTO_ITEMS, CHECKS_DIR, PACKAGE_DIR, solution_notebooks
+from autograder.items import ASSIGNMENT, AUTO_ITEMS, EXERCISES_DIR, PACKAGE_DIR, check_file, solution_notebooks
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def test_the_grader_fingerprint_changes_when_a_check_changes(tmp_path, monkeypat
     monkeypatch.setattr(grade, "PACKAGE_DIR", copy / PACKAGE_DIR.name)
     before = grade.grader_fingerprint(copy)
     assert grade.grader_fingerprint(copy) == before
-    check = copy / CHECKS_DIR.relative_to(root) / f"test_{AUTO_ITEMS[0].id}.py"
+    check = copy / check_file(EXERCISES_DIR, AUTO_ITEMS[0].id).relative_to(root)
     check.write_text(check.read_text() + "\n# a changed check\n")
     after = grade.grader_fingerprint(copy)
     assert after != before

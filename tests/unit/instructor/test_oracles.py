@@ -1,9 +1,17 @@
-"""autograder.instructor.oracles: each oracle against a computation that does not share its code."""
+"""autograder.instructor.oracles: each oracle (instructor/exercises/<id>/oracles.py) against a computation that does
+not share its code, and ORACLES gathers every one by its name."""
+from importlib import import_module
+from pathlib import Path
+
 import pytest
 import torch
 
 from autograder.checks.expect import classification_batch
-from autograder.instructor.oracles import ORACLES, full_batch_grads, model_values, remembered, torch_scales
+from autograder.instructor.exercises.accumulate_gradients.oracles import full_batch_grads
+from autograder.instructor.exercises.dynamic_loss_scaler.oracles import torch_scales
+from autograder.instructor.exercises.master_weights.oracles import model_values
+from autograder.instructor import oracles
+from autograder.instructor.oracles import ORACLES
 
 SPEC = {"arch": "mlp", "sizes": [5, 4, 3], "seed": 7, "act": "tanh"}
 
@@ -41,18 +49,6 @@ def test_model_values_are_the_models_initial_values_and_every_oracle_is_named():
     assert [v.shape for v in model_values(SPEC)] == [(4, 5), (4,), (3, 4), (3,)]
     assert all(torch.equal(a, b) for a, b in zip(model_values(SPEC), model_values(SPEC)))
     assert all(name == f.__name__ for name, f in ORACLES.items())
-
-
-def test_an_oracle_answers_once_per_question_and_each_caller_gets_its_own_copy():
-    calls = []
-
-    @remembered
-    def doubled(values, factor=2.0):
-        calls.append(1)
-        return [values * factor]
-    first = doubled(torch.ones(3), factor=2.0)
-    first[0].add_(100)  # a check that changes what it was handed changes nothing for the next one
-    again = doubled(torch.ones(3), factor=2.0)
-    assert torch.equal(again[0], torch.full((3,), 2.0)) and len(calls) == 1
-    assert torch.equal(doubled(torch.ones(3), factor=3.0)[0], torch.full((3,), 3.0)) and len(calls) == 2
-    assert torch.equal(doubled(torch.zeros(3))[0], torch.zeros(3)) and len(calls) == 3
+    gathered = {f for path in sorted(Path(oracles.__file__).parent.glob("exercises/*/oracles.py"))
+                for f in import_module(f"autograder.instructor.exercises.{path.parent.name}.oracles").ORACLES}
+    assert set(ORACLES.values()) == gathered and len(gathered) >= 6

@@ -40,3 +40,26 @@ def test_a_missing_grade_cell_is_refused_by_name(solutions):
     nbformat.write(nb, path)
     with pytest.raises(SystemExit, match=f"no grade cell with grade_id {gone!r}"):
         stamp_points(solutions)
+
+
+def test_the_order_is_written_from_the_notebook_and_only_when_it_changed(tmp_path):
+    """An exercise folder with a graded cell in the notebook joins the order where its cell is; the file is
+    written only when that changes."""
+    import json
+    import shutil
+    from autograder.instructor.release import ORDER_FILE, notebook_order, write_order
+    from autograder.items import ROOT
+    for folder in ("autograder/exercises", "solutions"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    assert write_order(tmp_path) is False
+    (tmp_path / "autograder/exercises/toy").mkdir()
+    (tmp_path / "autograder/exercises/toy/__init__.py").write_text("")
+    notebook = next((tmp_path / "solutions").rglob("*.ipynb"))
+    nb = json.loads(notebook.read_text())
+    nb["cells"].insert(0, {"cell_type": "code", "execution_count": None, "id": "toy", "outputs": [], "source": "",
+                           "metadata": {"nbgrader": {"grade": True, "grade_id": "toy", "points": 1}}})
+    notebook.write_text(json.dumps(nb))
+    assert write_order(tmp_path) is True and write_order(tmp_path) is False
+    written = {}
+    exec((tmp_path / ORDER_FILE.relative_to(ROOT)).read_text(), written)
+    assert written["ORDER"] == notebook_order(tmp_path) == ("toy", *notebook_order(ROOT))

@@ -110,3 +110,12 @@ def test_a_grader_at_niceness_0_leaves_the_cpu_share_alone(tmp_path, monkeypatch
     (tmp_path / "cgroup.controllers").write_text("memory pids cpu")
     group = Cgroup(Limits())
     assert not (group.dirs[0] / "cpu.weight").exists()
+
+
+def test_the_probes_folders_in_the_sandbox_are_made_each_after_its_parent():
+    """bwrap makes a bind's missing folders 0700, which the sandbox's uid could not enter: each folder of a probe
+    file under /sandbox is made open first, parents before children."""
+    from pathlib import Path
+    folders = isolation.probe_folders()
+    assert {str(Path(p).parent) for p in probe_files(True)} <= set(folders)
+    assert all(str(Path(f).parent) in [BOX, *folders[:i]] for i, f in enumerate(folders))

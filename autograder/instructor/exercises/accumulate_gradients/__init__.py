@@ -1,0 +1,2 @@
+"""accumulate_gradients's instructor side: its hidden checks, and its oracles where it has them (the student side is
+autograder/exercises/accumulate_gradients/)."""

@@ -1,0 +1,2 @@
+"""master_weights's instructor side: its hidden checks, and its oracles where it has them (the student side is
+autograder/exercises/master_weights/)."""

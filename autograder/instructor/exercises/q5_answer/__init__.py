@@ -1,0 +1,2 @@
+"""q5_answer's instructor side: its hidden checks, and its oracles where it has them (the student side is
+autograder/exercises/q5_answer/)."""

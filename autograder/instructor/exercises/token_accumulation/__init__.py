@@ -1,0 +1,2 @@
+"""token_accumulation's instructor side: its hidden checks, and its oracles where it has them (the student side is
+autograder/exercises/token_accumulation/)."""

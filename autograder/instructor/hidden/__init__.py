@@ -1,1 +1,0 @@
-"""Hidden checks: run only by the grader, never shipped to students."""
