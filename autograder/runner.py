@@ -1,8 +1,9 @@
 """Run the pytest checks of some items against one student's code, collect the outcomes, score them.
 
-The checks get two fixtures, `student` and `reference`: backends (backends.py) that run probes
-wherever the code lives and hand back plain data. Whichever backend is used, the verdict is
-computed here, in this process. Each check names the rubric behaviour it decides with
+The checks get three fixtures: `student` and `reference`, backends (backends.py) that run probes
+wherever the code lives and hand back plain data, and `expected`, the oracles' values for the visible
+checks' inputs (expected(oracle, *args, **kwargs): as released, or computed live by the release itself).
+Whichever backend is used, the verdict is computed here, in this process. Each check names the rubric behaviour it decides with
 `@pytest.mark.behaviour(id)`; a check without one, or naming a behaviour its item's rubric
 (rubric.py) lacks, stops the run at collection.
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from . import rubric
-from .checks.expect import CheckFailure, CheckReason
+from .checks.expect import CheckFailure, CheckReason, released
 from .checks.harness import usual_defaults
 from .items import CHECKS_DIR, EXERCISES_DIR, HIDDEN_DIR, Item, check_file, get_item
 from .text import CHECK_FAILED, internal_error
@@ -85,8 +86,8 @@ def _student_message(excinfo) -> str:
 class _Collector:
     """A pytest plugin: gives the checks their fixtures and records each outcome."""
 
-    def __init__(self, student, reference):
-        self._student, self._reference = student, reference
+    def __init__(self, student, reference, expected):
+        self._student, self._reference, self._expected = student, reference, expected
         self.outcomes = []  # (item id, Outcome)
         self.notes = []     # (item id, text): what a check that passed asked to show with the grade
         self.diagnoses = {}  # item id -> the cause its exercise's diagnosis found ("" for none)
@@ -101,6 +102,10 @@ class _Collector:
             pytest.skip("hidden checks need the reference")
         return _Uncharged(self._reference, self._student)
 
+    @pytest.fixture
+    def expected(self):
+        return self._expected
+
     def pytest_runtest_setup(self, item):
         self._student.begin_item(_item_id(item))
 
@@ -109,8 +114,9 @@ class _Collector:
         self._student.end_item()  # the check's verdict and message are made: its time is charged
         item_id = _item_id(item)
         if nextitem is None or _item_id(nextitem) != item_id:  # its item's last check: diagnose before the next
+            # item's, whose fork may not come back
             result = ItemResult(get_item(item_id), [o for i, o in self.outcomes if i == item_id])
-            self.diagnoses[item_id] = diagnose(result, self._student)  # item's, whose fork may not come back
+            self.diagnoses[item_id] = diagnose(result, self._student, self._expected)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_pycollect_makeitem(self, collector, name, obj):
@@ -181,11 +187,14 @@ def check_files(item_ids, include_hidden: bool) -> list:
     return files
 
 
-def run_checks(item_ids, student, reference=None, include_hidden=False) -> dict:
-    """Run the checks of `item_ids` (visible, plus hidden if asked) -> {item id: ItemResult}."""
+def run_checks(item_ids, student, reference=None, include_hidden=False, expected=None) -> dict:
+    """Run the checks of `item_ids` (visible, plus hidden if asked) -> {item id: ItemResult}.
+
+    `expected(oracle, *args, **kwargs)` gives the checks the oracles' values (their fixture `expected`, and the
+    exercises' diagnoses); None reads them from the release (expect.released), as the self-check and grading do."""
     items = [get_item(i) for i in item_ids]
     results = {item.id: ItemResult(item) for item in items}
-    collector = _Collector(student, reference)
+    collector = _Collector(student, reference, released if expected is None else expected)
     args = [str(f) for f in check_files([i.id for i in items], include_hidden)]
     args += ["-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(EXERCISES_DIR.parent.parent),
              "-p", "no:cacheprovider", "-q", "--capture=no", "-W", "ignore", "--tb=native",
@@ -227,7 +236,7 @@ def one_thread():
         torch.set_num_threads(before)
 
 
-def diagnose(result: ItemResult, student) -> str:
+def diagnose(result: ItemResult, student, expected) -> str:
     """What the item's exercise diagnosis (exercises/<id>/diagnose.py) finds, when two or more of its behaviours fail
     on the code's logic: the one cause its telling scenarios confirm, which the report puts first; "" otherwise.
     It runs after the checks, charged to the item, and a probe that fails leaves it silent."""
@@ -237,7 +246,7 @@ def diagnose(result: ItemResult, student) -> str:
         return ""
     student.begin_item(result.item.id)
     try:
-        return importlib.import_module(name).diagnose(student)
+        return importlib.import_module(name).diagnose(student, expected)
     except CheckFailure:
         return ""
     finally:

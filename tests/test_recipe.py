@@ -47,11 +47,10 @@ def toy_probe(ns):
 ''',
     f"autograder/exercises/{TOY}/test_{TOY}.py": '''
 import pytest
-from autograder.checks.expect import expected
 
 
 @pytest.mark.behaviour("clips")
-def test_clips(student):
+def test_clips(student, expected):
     assert student.run("toy_probe") == expected("toy_oracle", 1)
 
 

@@ -53,7 +53,7 @@ def test_a_missing_expected_value_is_named(tmp_path, monkeypatch):
     torch.save({}, tmp_path / "expected.pt")
     monkeypatch.setattr(expect, "EXPECTED_FILE", tmp_path / "expected.pt")
     with pytest.raises(LookupError, match="release is out of date"):
-        expect.expected("torch_scales", init_scale=8.0, found_infs=[True])
+        expect.released("torch_scales", init_scale=8.0, found_infs=[True])
     assert expected.is_stale(tmp_path / "missing.pt")
 
 

@@ -3,10 +3,9 @@
 Everything here runs in the checking process (the grader, or the student's kernel for a
 self-check), never in the sandbox, and it uses no student code. It computes no exercise's answer:
 the oracles that do (instructor/oracles.py) stay with the instructor, and the visible checks read
-what they gave for the visible checks' fixed inputs from expected.pt (`expected`), written by
+what they gave for the visible checks' fixed inputs from expected.pt (`released`), written by
 `python -m autograder release`.
 """
-import contextlib
 import copy
 import functools
 import hashlib
@@ -19,7 +18,6 @@ import torch
 from ..text import bounded_repr
 
 EXPECTED_FILE = Path(__file__).with_name("expected.pt")
-_compute = None  # while the release writes EXPECTED_FILE: (key, oracle, args, kwargs) -> the oracle's value
 
 
 # Why a check failed, when it says nothing about the code's logic ("" when it does): "not_implemented" (a stub
@@ -230,35 +228,23 @@ def _feed(digest, value):
 
 
 @functools.lru_cache(maxsize=None)
-def _released(path: Path) -> dict:
+def _load(path: Path) -> dict:
     return torch.load(path, weights_only=True) if path.exists() else {}
 
 
-def expected(oracle: str, *args, **kwargs):
-    """What the instructor's oracle `oracle` (instructor/oracles.py) gives for these arguments.
+def released(oracle: str, *args, **kwargs):
+    """What the instructor's oracle `oracle` (instructor/oracles.py) gives for these arguments, as released.
 
-    Read from expected.pt, where the release wrote it for every call the visible checks make on
-    their fixed inputs; a fresh copy each time, so a check may change what it gets."""
+    The checks' `expected` fixture, unless the runner is handed another source (runner.run_checks). Read from
+    expected.pt, where the release wrote it for every call the visible checks make on their fixed inputs; a fresh
+    copy each time, so a check may change what it gets."""
     key = call_key(oracle, *args, **kwargs)
-    if _compute is not None:
-        return _compute(key, oracle, args, kwargs)
-    values = _released(EXPECTED_FILE)
+    values = _load(EXPECTED_FILE)
     if key not in values:
         raise LookupError(f"{EXPECTED_FILE.name} holds no value of {oracle} for these inputs "
                           f"({len(values)} values in all): the course's release is out of date, or this torch "
                           "draws other random inputs than the instructor's")
     return copy.deepcopy(values[key])
-
-
-@contextlib.contextmanager
-def computed_by(compute):
-    """While the release writes expected.pt: `expected` asks compute(key, oracle, args, kwargs) instead."""
-    global _compute
-    saved, _compute = _compute, compute
-    try:
-        yield
-    finally:
-        _compute = saved
 
 
 def kept_graphs(call: str, alive: int, micro_batches: int) -> str:

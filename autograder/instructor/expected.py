@@ -2,8 +2,8 @@
 
 The student package carries the visible checks but no oracle (instructor/oracles.py computes the
 exercises' answers). So the release runs the visible checks against the reference with the oracles
-live, records every `expect.expected(oracle, ...)` call they make, and writes the values to
-autograder/checks/expected.pt, which ships in the wheel. A check that asks for a value that is not
+live (it hands run_checks an `expected` that calls them), records every value they ask for, and writes
+the values to autograder/checks/expected.pt, which ships in the wheel. A check that asks for a value that is not
 there (its inputs changed since the release) fails with an internal error, and `release --check`
 says the file is stale.
 """
@@ -26,13 +26,14 @@ def compute(root: Path = ROOT) -> dict:
     Every visible check must pass on the reference: one that does not is the course's bug."""
     values = {}
 
-    def live(key, oracle, args, kwargs):
+    def live(oracle, *args, **kwargs):
+        """The checks' `expected`: the oracle's value, computed once per call key and kept under it."""
+        key = expect.call_key(oracle, *args, **kwargs)
         if key not in values:
             values[key] = ORACLES[oracle](*copy.deepcopy(args), **copy.deepcopy(kwargs))
         return copy.deepcopy(values[key])
 
-    with expect.computed_by(live):
-        results = run_checks([item.id for item in AUTO_ITEMS], reference(root))
+    results = run_checks([item.id for item in AUTO_ITEMS], reference(root), expected=live)
     failed = [f"{item}: {o.name}: {o.message}" for item, r in results.items() for o in r.outcomes if not o.passed]
     if failed:
         raise SystemExit("the reference fails visible checks, so their expected values cannot be trusted:\n"
@@ -91,5 +92,5 @@ def write(path: Path = expect.EXPECTED_FILE, root: Path = ROOT) -> bool:
     if path.exists() and same(torch.load(path, weights_only=True), values):
         return False
     torch.save(values, path)
-    expect._released.cache_clear()
+    expect._load.cache_clear()
     return True

@@ -11,6 +11,6 @@ from pathlib import Path
 
 from ..exercises import parts
 
-# the oracles the visible checks may ask for, by name (checks.expect.expected)
+# the oracles the visible checks may ask for, by name (their `expected` fixture)
 ORACLES = {f.__name__: f for module in parts("oracles", f"{__package__}.exercises", Path(__file__).parent / "exercises")
            for f in module.ORACLES}

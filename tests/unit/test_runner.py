@@ -5,9 +5,12 @@ import textwrap
 
 import pytest
 
+from autograder import rubric
 from autograder.backends import LocalStudent, Reference
+from autograder.checks.expect import released
+from autograder.instructor.reference import reference_namespace
 from autograder.items import get_item
-from autograder.runner import ItemResult, Outcome, check_files, run_checks
+from autograder.runner import ItemResult, Outcome, check_files, diagnose, run_checks
 
 
 def test_visible_checks_only_without_a_reference():
@@ -137,3 +140,37 @@ def test_a_check_that_could_not_check_on_this_machine_is_not_checked_never_passe
     # run in process (the self-check, `check --all`), the measured check waits for grading, as before
     in_process = run_checks(["q5_answer"], LocalStudent({"Q5_ANSWER": "d"}))["q5_answer"]
     assert [o.check for o in in_process.outcomes] == ["test_letter", "test_right"] and in_process.score == 1.0
+
+
+def test_the_checks_expected_values_come_from_the_source_they_are_handed(own_checks):
+    """run_checks(expected=...) is the checks' `expected` fixture (the release computes expected.pt so); left out,
+    the fixture reads the release (expect.released)."""
+    own_checks("q5_answer", """
+        import pytest
+
+        @pytest.mark.behaviour("a_letter")
+        def test_letter(student, expected):
+            assert False, repr(expected("torch_scales", init_scale=1024.0, found_infs=[True, True]))
+        """)
+    student = LocalStudent({"Q5_ANSWER": "d"})
+    handed = run_checks(["q5_answer"], student, expected=lambda oracle, *args, **kwargs: (oracle, args, kwargs))
+    assert [o.message for o in handed["q5_answer"].outcomes] == [
+        "('torch_scales', (), {'init_scale': 1024.0, 'found_infs': [True, True]})"]
+    as_released = run_checks(["q5_answer"], student)["q5_answer"]
+    assert [o.message for o in as_released.outcomes] == [
+        repr(released("torch_scales", init_scale=1024.0, found_infs=[True, True]))]
+
+
+def test_the_diagnosis_asks_the_source_the_checks_were_handed():
+    """runner.diagnose hands an exercise's diagnose(student, expected) the checks' source of expected values."""
+    asked = []
+
+    def recording(oracle, *args, **kwargs):
+        asked.append(oracle)
+        return released(oracle, *args, **kwargs)
+
+    item = get_item("mixed_precision_train_step")
+    failing = [Outcome(b.id, False, "wrong", check=f"test_{b.id}", behaviour=b.id)
+               for b in rubric.behaviours(item.id)[:2]]
+    assert diagnose(ItemResult(item, failing), Reference(reference_namespace()), recording) == ""
+    assert {"fp32_masters", "full_batch_grads"} <= set(asked)

@@ -4,21 +4,21 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import (as_multiple, classification_batch, expected, has_nan, kept_graphs, kind,
-                                      number, shown, tensor_list_diff)
+from autograder.checks.expect import (as_multiple, classification_batch, has_nan, kept_graphs, kind, number, shown,
+                                      tensor_list_diff)
 
 MODEL = {"arch": "mlp", "sizes": [5, 7, 3], "seed": 2, "dtype": "float64"}
 
 
-def full_batch(batch, seed=0):
+def full_batch(expected, batch, seed=0):
     """(inputs, targets, gradients, loss) of one float64 backward over a batch of `batch` examples."""
     inputs, targets = classification_batch(batch, 5, 3, seed, dtype=torch.float64)
     want, loss = expected("full_batch_grads", MODEL, "cross_entropy", inputs, targets)
     return inputs, targets, want, loss
 
 
-def compare(student, batch, micro, stale=False, seed=0, at_most=None):
-    inputs, targets, want, loss = full_batch(batch, seed)
+def compare(student, expected, batch, micro, stale=False, seed=0, at_most=None):
+    inputs, targets, want, loss = full_batch(expected, batch, seed)
     out = student.run("accumulate_gradients", model=MODEL, inputs=inputs, targets=targets, loss="cross_entropy",
                       micro_batch_size=micro, stale_grads=stale, at_most=at_most)
     diff, where = tensor_list_diff(out["grads"], want, out["names"])
@@ -27,18 +27,18 @@ def compare(student, batch, micro, stale=False, seed=0, at_most=None):
 
 @pytest.mark.behaviour("full_batch_gradient")
 @pytest.mark.parametrize("batch,micro", [(12, 4), (10, 4)])
-def test_matches_one_full_batch(student, batch, micro):
+def test_matches_one_full_batch(student, expected, batch, micro):
     """The accumulated gradient equals one backward over the whole batch"""
-    out, diff, where, _ = compare(student, batch, micro)
+    out, diff, where, _ = compare(student, expected, batch, micro)
     assert diff < 1e-9, (
         f"accumulate_gradients(batch of {batch}, micro_batch_size={micro}): grads differ from one full batch "
-        f"by {diff:.2g} in {where}. {why_grads_differ(student, out, batch, micro)}")
+        f"by {diff:.2g} in {where}. {why_grads_differ(student, expected, out, batch, micro)}")
 
 
-def why_grads_differ(student, out, batch, micro) -> str:
+def why_grads_differ(student, expected, out, batch, micro) -> str:
     """What the wrong gradients show of their cause: none left, a multiple of the full batch's (a weighting), or
     the last micro-batch's alone (as the student's own code computes it on that micro-batch)."""
-    inputs, targets, want, _ = full_batch(batch)
+    inputs, targets, want, _ = full_batch(expected, batch)
     got = out["grads"]
     last = batch % micro or micro
     if out["batches"] and sum(out["batches"]) < batch:
@@ -70,10 +70,10 @@ def why_grads_differ(student, out, batch, micro) -> str:
 
 
 @pytest.mark.behaviour("micro_batches")
-def test_never_more_than_micro_batch_size(student):
+def test_never_more_than_micro_batch_size(student, expected):
     """The model never sees more than micro_batch_size examples at once"""
-    out, *_ = compare(student, 10, 3, at_most=3)
-    free, *_ = compare(student, 10, 3)
+    out, *_ = compare(student, expected, 10, 3, at_most=3)
+    free, *_ = compare(student, expected, 10, 3)
     diff, _ = tensor_list_diff(out["grads"], free["grads"])  # the same, unless a call was larger than 3
     assert diff == 0 and out["batches"] and max(out["batches"]) <= 3, (
         f"accumulate_gradients(batch of 10, micro_batch_size=3) called the model on batches of {out['batches']}; "
@@ -83,26 +83,26 @@ def test_never_more_than_micro_batch_size(student):
 
 
 @pytest.mark.behaviour("micro_batches")
-def test_one_graph_alive_at_a_time(student):
+def test_one_graph_alive_at_a_time(student, expected):
     """Keeps one micro-batch's graph alive at a time: each is freed by its backward() before the next forward"""
-    out, *_ = compare(student, 10, 3)
+    out, *_ = compare(student, expected, 10, 3)
     assert out["graphs_alive"] <= 1, kept_graphs(
         "accumulate_gradients(batch of 10, micro_batch_size=3)", out["graphs_alive"], 4)
 
 
 @pytest.mark.behaviour("stale_discarded")
-def test_stale_gradients_are_discarded(student):
+def test_stale_gradients_are_discarded(student, expected):
     """Gradients left over from before the call do not leak into the result"""
-    out, diff, where, _ = compare(student, 8, 4, stale=True)
+    out, diff, where, _ = compare(student, expected, 8, 4, stale=True)
     assert diff < 1e-9, (
         f"Every .grad held 3.0 before the call; afterwards the grads differ from the full-batch gradient by "
         f"{diff:.2g} in {where}. Hint: zero the gradients once, at the start (model.zero_grad()).")
 
 
 @pytest.mark.behaviour("mean_loss")
-def test_returns_the_whole_batch_mean_loss(student):
+def test_returns_the_whole_batch_mean_loss(student, expected):
     """Returns the whole-batch mean loss as a Python float"""
-    out, _, _, loss = compare(student, 10, 4)
+    out, _, _, loss = compare(student, expected, 10, 4)
     got = number(out["returned"])
     assert got is not None and math.isclose(got, loss, rel_tol=1e-7), (
         f"accumulate_gradients(batch of 10, micro_batch_size=4) returned {shown(out['returned'])}; the mean loss "

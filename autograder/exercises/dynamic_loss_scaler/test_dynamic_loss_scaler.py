@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import expected, instances_interfere, max_abs_diff, number, shown, why_scales_differ
+from autograder.checks.expect import instances_interfere, max_abs_diff, number, shown, why_scales_differ
 
 
 def scales_match(got, want) -> bool:
@@ -48,7 +48,7 @@ def test_defaults(student):
 
 
 @pytest.mark.behaviour("backoff")
-def test_backoff_on_overflow(student):
+def test_backoff_on_overflow(student, expected):
     """An overflow multiplies the scale by backoff_factor"""
     init, flags = {"init_scale": 1024.0}, [True, True]
     want = expected("torch_scales", **init, found_infs=flags)
@@ -62,7 +62,7 @@ def test_backoff_on_overflow(student):
     [False] * 7,
     [False, False, True, False, False, False, False],
 ])
-def test_growth_after_growth_interval_clean_steps(student, flags):
+def test_growth_after_growth_interval_clean_steps(student, expected, flags):
     """The scale grows after growth_interval clean updates in a row, and an overflow restarts the count"""
     init = {"init_scale": 16.0, "growth_interval": 3}
     want = expected("torch_scales", **init, found_infs=flags)

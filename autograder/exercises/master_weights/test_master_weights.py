@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import dtype_of, expected, max_abs_diff, moved_with_the_model
+from autograder.checks.expect import dtype_of, max_abs_diff, moved_with_the_model
 from autograder.checks.scenarios import STEPS, grads_off, master_scenario, model_inputs, update_error
 
 FP16_MODEL = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 1, "dtype": "float16"}
@@ -54,7 +54,7 @@ def why_not_updated(out: dict, err: float, where: str) -> str:
 
 
 @pytest.mark.behaviour("fp32_leaves")
-def test_one_fp32_leaf_per_parameter(student):
+def test_one_fp32_leaf_per_parameter(student, expected):
     """make_master_params returns one fp32 leaf per parameter, in order, with requires_grad=True: an optimizer
     adds up steps too small for fp16 on them"""
     want = expected("model_values", FP16_MODEL)
@@ -86,7 +86,7 @@ def test_one_fp32_leaf_per_parameter(student):
 
 
 @pytest.mark.behaviour("separate_copies")
-def test_masters_share_no_memory(student):
+def test_masters_share_no_memory(student, expected):
     """Changing the fp16 model afterwards does not change the masters"""
     want = expected("model_values", FP16_MODEL)
     out = student.run("make_master_params", **master_scenario(FP16_MODEL, want, seed=2))
@@ -97,7 +97,7 @@ def test_masters_share_no_memory(student):
 
 
 @pytest.mark.behaviour("grads_to_fp32")
-def test_grads_are_copied_as_fp32(student):
+def test_grads_are_copied_as_fp32(student, expected):
     """model_grads_to_master_grads gives each master an fp32 copy of the model's grad (None stays None)"""
     masters = expected("fp32_masters", FP16_MODEL)
     grads = [torch.randn(m.shape, generator=torch.Generator().manual_seed(i)).half() for i, m in enumerate(masters)]
@@ -115,7 +115,7 @@ def test_grads_are_copied_as_fp32(student):
 
 
 @pytest.mark.behaviour("copy_back")
-def test_copy_back_keeps_dtype_and_parameters(student):
+def test_copy_back_keeps_dtype_and_parameters(student, expected):
     """master_params_to_model_params writes the masters into the same fp16 parameter objects"""
     before = expected("fp32_masters", FP16_MODEL)
     masters = [m + 0.25 for m in before]
@@ -143,7 +143,7 @@ def test_copy_back_keeps_dtype_and_parameters(student):
 
 
 @pytest.mark.behaviour("separate_copies")
-def test_masters_of_an_fp32_model_own_their_memory(student):
+def test_masters_of_an_fp32_model_own_their_memory(student, expected):
     """The masters of an fp32 model are copies: changing the model afterwards leaves them alone"""
     want = expected("model_values", FP32_MODEL)
     out = student.run("make_master_params", **master_scenario(FP32_MODEL, want, seed=4))
@@ -157,7 +157,7 @@ def test_masters_of_an_fp32_model_own_their_memory(student):
 
 
 @pytest.mark.behaviour("grads_to_fp32")
-def test_master_grads_share_no_memory_with_the_model(student):
+def test_master_grads_share_no_memory_with_the_model(student, expected):
     """model_grads_to_master_grads gives an fp32 model's masters gradients of their own"""
     masters = expected("fp32_masters", FP32_MODEL)
     grads = [torch.randn(m.shape, generator=torch.Generator().manual_seed(10 + i)) for i, m in enumerate(masters)]

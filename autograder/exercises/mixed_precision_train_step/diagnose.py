@@ -3,27 +3,28 @@ loss's dtype, whether the loss was scaled, where the masters came from, which lo
 they confirm, in the student's terms. The runner leads the item's report with it when several behaviours fail
 (runner.diagnose); the visible checks use the same scenarios, so that a hint names a cause only when it shows.
 
-Runs in the checking process, like the checks: the student's code runs only through `student.run`.
+Runs in the checking process, like the checks: the student's code runs only through `student.run`, and the oracles'
+values come from `expected` (the checks' fixture of that name, which the runner hands to `diagnose`).
 """
 import math
 
-from ...checks.expect import as_multiple, classification_batch, expected, kind, max_abs_diff, moved_by, number
+from ...checks.expect import as_multiple, classification_batch, kind, max_abs_diff, moved_by, number
 
 MODEL = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}
 SGD = {"name": "sgd", "lr": 0.5}
 SCALE = 2.0 ** 16  # DynamicLossScaler's init_scale, the scale of every scenario here
 
 
-def start_and_gradient(inputs, targets, model=MODEL):
+def start_and_gradient(expected, inputs, targets, model=MODEL):
     """The fp32 masters a step starts from, and the float64 full-batch (gradients, mean loss) of the batch."""
     return expected("fp32_masters", model), expected("full_batch_grads", model, "cross_entropy", inputs, targets)
 
 
-def one_step(student, batch=12, micro=4, scaler=None, at_most=None, model=MODEL):
+def one_step(student, expected, batch=12, micro=4, scaler=None, at_most=None, model=MODEL):
     """One SGD step on a classification batch: (the probe's answer, its step, the masters' start, the full batch's
     float64 (gradients, mean loss))."""
     inputs, targets = classification_batch(batch, 6, 4, seed=batch)
-    start, full_batch = start_and_gradient(inputs, targets, model)
+    start, full_batch = start_and_gradient(expected, inputs, targets, model)
     out = student.run("mixed_precision_train_step", model=model, masters=start,
                       batches=[(inputs, targets)], loss="cross_entropy", micro_batch_size=micro,
                       optimizer=SGD, scaler=scaler, at_most=at_most)
@@ -38,11 +39,11 @@ def returned_pair(step):
     return loss, stepped
 
 
-def repeated_calls(student, calls, lr, inputs, targets, **extra):
+def repeated_calls(student, expected, calls, lr, inputs, targets, **extra):
     """`calls` calls of the step on the same batch (SGD with this lr): the run, where the masters started, and
     what they should have moved by. lr is small enough that the gradient barely changes from call to call, so
     the right total update is calls * -lr * (the float64 gradient at the start)."""
-    start, (grads, _) = start_and_gradient(inputs, targets)
+    start, (grads, _) = start_and_gradient(expected, inputs, targets)
     out = student.run("mixed_precision_train_step", model=MODEL, masters=start, batches=[(inputs, targets)] * calls,
                       loss="cross_entropy", micro_batch_size=4, optimizer={"name": "sgd", "lr": lr}, **extra)
     return out, start, [-calls * lr * g for g in grads]
@@ -101,11 +102,11 @@ def never_scaled(step, start, grads) -> str:
             + "Hint: scaler.scale_loss(loss * share).backward().")
 
 
-def masters_from_the_model(student) -> str:
+def masters_from_the_model(student, expected) -> str:
     """Masters overwritten from the fp16 model in each call: each call starts from the model's values, so the
     updates too small for fp16 are lost, and the last call's masters are the model before it plus one update."""
     inputs, targets = classification_batch(12, 6, 4, seed=21)
-    out, start, want = repeated_calls(student, 4, 1e-4, inputs, targets)
+    out, start, want = repeated_calls(student, expected, 4, 1e-4, inputs, targets)
     steps = out["steps"]
     one = [w / 4 for w in want]
     from_model = [moved_by(m, p) for m, p in zip(steps[-1]["masters"], steps[-2]["model"])]
@@ -142,8 +143,8 @@ def which_loss(step, want_loss: float) -> str:
     return ""
 
 
-def diagnose(student) -> str:
+def diagnose(student, expected) -> str:
     """The one cause that the telling scenarios confirm, in the student's terms; "" when none is confirmed."""
-    _, step, start, (grads, want_loss) = one_step(student)
-    return (loss_in_low_precision(step) or never_scaled(step, start, grads) or masters_from_the_model(student)
-            or which_loss(step, want_loss))
+    _, step, start, (grads, want_loss) = one_step(student, expected)
+    return (loss_in_low_precision(step) or never_scaled(step, start, grads)
+            or masters_from_the_model(student, expected) or which_loss(step, want_loss))

@@ -7,8 +7,8 @@ import torch
 from autograder.exercises.mixed_precision_train_step.diagnose import (MODEL, SCALE, SGD, loss_scale_seen, one_step,
                                                                    repeated_calls, returned_pair, start_and_gradient,
                                                                    total_update_error, which_loss)
-from autograder.checks.expect import (CheckFailure, as_multiple, classification_batch, expected, has_nan,
-                                      kept_graphs, kind, max_abs_diff, moved_by, number, shown, token_batch)
+from autograder.checks.expect import (CheckFailure, as_multiple, classification_batch, has_nan, kept_graphs, kind,
+                                      max_abs_diff, moved_by, number, shown, token_batch)
 from autograder.exercises import EXERCISES
 
 # "Exercise 3": the dynamic scaler's number, from the lesson order
@@ -51,9 +51,9 @@ def update_multiple(step, start, grads, scale) -> str:
 
 
 @pytest.mark.behaviour("clean_step")
-def test_one_clean_step(student):
+def test_one_clean_step(student, expected):
     """A clean step updates the fp32 masters by -lr * gradient and returns (loss, True)"""
-    out, step, start, (grads, want_loss) = one_step(student, scaler={"growth_interval": 1})
+    out, step, start, (grads, want_loss) = one_step(student, expected, scaler={"growth_interval": 1})
     loss, stepped = returned_pair(step)
     assert loss is not None, (
         f"mixed_precision_train_step returned {shown(step['returned'])}; it should return a tuple "
@@ -88,9 +88,9 @@ def test_one_clean_step(student):
 
 
 @pytest.mark.behaviour("overflow_skips")
-def test_overflow_skips_the_step(student):
+def test_overflow_skips_the_step(student, expected):
     """On overflow the step is skipped: masters and model unchanged, scale backed off, returns stepped=False"""
-    out, step, start, _ = one_step(student, scaler={"init_scale": 2.0 ** 40})
+    out, step, start, _ = one_step(student, expected, scaler={"init_scale": 2.0 ** 40})
     loss, stepped = returned_pair(step)
     grads = [g for g in step.get("model_grads", []) if g is not None]
     never_scaled = (bool(grads) and all(bool(torch.isfinite(g).all()) for g in grads)
@@ -114,7 +114,7 @@ def test_overflow_skips_the_step(student):
 
 
 @pytest.mark.behaviour("overflow_skips")
-def test_an_inf_gradient_skips_the_step(student):
+def test_an_inf_gradient_skips_the_step(student, expected):
     """A gradient that holds inf and no NaN skips the step too: masters unchanged, stepped=False, scale halved"""
     inputs, targets = classification_batch(12, 6, 4, seed=12)
     inputs[5, 2] = 3.0e4  # one huge input: some fp16 gradients overflow to inf, none is NaN
@@ -131,9 +131,9 @@ def test_an_inf_gradient_skips_the_step(student):
 
 
 @pytest.mark.behaviour("masters_keep_updates")
-def test_a_bf16_model_is_stepped_in_its_own_dtype(student):
+def test_a_bf16_model_is_stepped_in_its_own_dtype(student, expected):
     """On a bf16 model the step moves the fp32 masters and leaves the model their bf16 rounding, still bf16"""
-    out, step, start, (grads, _) = one_step(student, model=BF16_MODEL)
+    out, step, start, (grads, _) = one_step(student, expected, model=BF16_MODEL)
     err = sgd_error(step, start, grads)
     assert err < 0.05, (
         f"On a bf16 model, one SGD step (lr=0.5, batch of 12, micro_batch_size=4) moved the masters by an update "
@@ -146,17 +146,17 @@ def test_a_bf16_model_is_stepped_in_its_own_dtype(student):
 
 
 @pytest.mark.behaviour("micro_batches")
-def test_one_graph_alive_at_a_time(student):
+def test_one_graph_alive_at_a_time(student, expected):
     """Keeps one micro-batch's graph alive at a time: each is freed by its backward() before the next forward"""
-    out, *_ = one_step(student)
+    out, *_ = one_step(student, expected)
     assert out["graphs_alive"] <= 1, kept_graphs(
         "mixed_precision_train_step(batch of 12, micro_batch_size=4)", out["graphs_alive"], 3)
 
 
 @pytest.mark.behaviour("micro_batches")
-def test_micro_batches_are_respected(student):
+def test_micro_batches_are_respected(student, expected):
     """With an uneven last micro-batch the step still follows the full-batch gradient, 4 examples at a time"""
-    out, step, start, (grads, _) = one_step(student, batch=10, micro=4, at_most=4)
+    out, step, start, (grads, _) = one_step(student, expected, batch=10, micro=4, at_most=4)
     assert not has_nan(step["model_grads"]) and out["batches_seen"] and max(out["batches_seen"]) <= 4, (
         f"With micro_batch_size=4 the model was called on batches of {out['batches_seen']}: the graded model's "
         "first layer returns NaN for a call of more than 4 examples, so the step saw an overflow. Hint: slice "
@@ -168,11 +168,11 @@ def test_micro_batches_are_respected(student):
 
 
 @pytest.mark.behaviour("clip_after_unscale")
-def test_clipping_uses_the_unscaled_norm(student):
+def test_clipping_uses_the_unscaled_norm(student, expected):
     """With max_grad_norm, the update is clipped to max_grad_norm measured on the true (unscaled) gradient"""
     inputs, targets = classification_batch(12, 6, 4, seed=12)
     max_norm = 0.05
-    start, (grads, _) = start_and_gradient(inputs, targets)
+    start, (grads, _) = start_and_gradient(expected, inputs, targets)
     out = student.run("mixed_precision_train_step", model=MODEL, masters=start,
                       batches=[(inputs, targets)], loss="cross_entropy", micro_batch_size=4, optimizer=SGD,
                       max_grad_norm=max_norm)
@@ -197,10 +197,10 @@ def test_clipping_uses_the_unscaled_norm(student):
 
 
 @pytest.mark.behaviour("masters_keep_updates")
-def test_masters_add_up_updates_too_small_for_fp16(student):
+def test_masters_add_up_updates_too_small_for_fp16(student, expected):
     """Four calls whose updates are too small for fp16 to show: the fp32 masters add all four up"""
     inputs, targets = classification_batch(12, 6, 4, seed=21)
-    out, start, want = repeated_calls(student, 4, 1e-4, inputs, targets)
+    out, start, want = repeated_calls(student, expected, 4, 1e-4, inputs, targets)
     last = out["steps"][-1]
     err, factor = total_update_error(last, start, want)
     if factor is not None and math.isclose(factor, 0.25, rel_tol=0.2):
@@ -224,7 +224,7 @@ def test_masters_add_up_updates_too_small_for_fp16(student):
 
 
 @pytest.mark.behaviour("loss_scaling")
-def test_tiny_gradients_survive_loss_scaling(student):
+def test_tiny_gradients_survive_loss_scaling(student, expected):
     """Gradients of about 2^-27, which fp16 flushes to zero, survive: the loss is scaled before backward()"""
     inputs, targets = classification_batch(12, 6, 4, seed=22)
     start = expected("fp32_masters", MODEL)
@@ -244,10 +244,10 @@ def test_tiny_gradients_survive_loss_scaling(student):
 
 
 @pytest.mark.behaviour("stale_grads")
-def test_gradients_do_not_carry_over_between_calls(student):
+def test_gradients_do_not_carry_over_between_calls(student, expected):
     """Two calls in a row: the second uses its own gradient, not the first call's added to it"""
     inputs, targets = classification_batch(12, 6, 4, seed=23)
-    out, start, want = repeated_calls(student, 2, 1e-3, inputs, targets)
+    out, start, want = repeated_calls(student, expected, 2, 1e-3, inputs, targets)
     err, factor = total_update_error(out["steps"][-1], start, want)
     stale = factor is not None and math.isclose(factor, 1.5, rel_tol=0.1)
     why = ("That is 1.5 times the two updates: the second call added its gradient to the first call's, which was "
@@ -264,7 +264,7 @@ TOKEN_MODEL = {"arch": "embed", "vocab": 20, "dim": 8, "classes": 4, "seed": 4, 
 
 
 @pytest.mark.behaviour("integer_inputs")
-def test_token_ids_stay_integers(student):
+def test_token_ids_stay_integers(student, expected):
     """An embedding model fed token ids: only floating inputs are cast to the model's dtype"""
     inputs, targets = token_batch(10, 3, TOKEN_MODEL["vocab"], TOKEN_MODEL["classes"], seed=24)
     start = expected("fp32_masters", TOKEN_MODEL)

@@ -5,8 +5,8 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import (as_multiple, expected, has_nan, kept_graphs, kind, number, shown,
-                                      tensor_list_diff, token_batch_of_lengths)
+from autograder.checks.expect import (as_multiple, has_nan, kept_graphs, kind, number, shown, tensor_list_diff,
+                                      token_batch_of_lengths)
 
 LM = {"arch": "lm", "vocab": 11, "dim": 6, "seed": 4, "dtype": "float64"}
 # very different lengths: micro-batches of 2 hold 13, 3 and 18 counted tokens
@@ -17,7 +17,7 @@ WEIGHTING_HINT = ("Weight each micro-batch by its share of the counted tokens: a
                   "a short sequence's tokens more weight than a long one's: the Hugging Face bug of October 2024.")
 
 
-def run_case(student, lengths=LENGTHS, micro=2, stale=False, seed=0, at_most=None):
+def run_case(student, expected, lengths=LENGTHS, micro=2, stale=False, seed=0, at_most=None):
     """The student's answer, the batch, and the float64 full-batch (gradients, mean loss) for it."""
     inputs, targets = token_batch_of_lengths(lengths, LM["vocab"], seed)
     want = expected("full_batch_token_grads", LM, inputs, targets)
@@ -34,9 +34,9 @@ def returned_normally(out):
 
 
 @pytest.mark.behaviour("token_weighting")
-def test_matches_one_full_batch_with_uneven_lengths(student):
+def test_matches_one_full_batch_with_uneven_lengths(student, expected):
     """The accumulated gradient equals one backward over all counted tokens, with very uneven sequences"""
-    out, targets, (want, _) = run_case(student)
+    out, targets, (want, _) = run_case(student, expected)
     returned_normally(out)
     diff, where = tensor_list_diff(out["grads"], want, out["names"])
     assert diff < 1e-9, (
@@ -59,9 +59,9 @@ def why_grads_differ(got, want, targets) -> str:
 
 
 @pytest.mark.behaviour("mean_loss")
-def test_returns_the_mean_over_counted_tokens(student):
+def test_returns_the_mean_over_counted_tokens(student, expected):
     """Returns the whole batch's mean loss per counted token, as a Python float"""
-    out, targets, (_, loss) = run_case(student)
+    out, targets, (_, loss) = run_case(student, expected)
     returned_normally(out)
     got = number(out["returned"])
     assert got is not None and math.isclose(got, loss, rel_tol=1e-7), (
@@ -72,10 +72,10 @@ def test_returns_the_mean_over_counted_tokens(student):
 
 
 @pytest.mark.behaviour("micro_batches")
-def test_never_more_than_micro_batch_size_and_stale_grads_discarded(student):
+def test_never_more_than_micro_batch_size_and_stale_grads_discarded(student, expected):
     """At most micro_batch_size sequences at a time, and gradients from before the call are discarded"""
     # equal lengths and equal micro-batches: here every weighting agrees, so only the stale gradients can differ
-    out, _, (want, _) = run_case(student, lengths=[5] * 8, micro=4, stale=True, at_most=4)
+    out, _, (want, _) = run_case(student, expected, lengths=[5] * 8, micro=4, stale=True, at_most=4)
     returned_normally(out)
     assert not has_nan(out["grads"]) and out["batches"] and max(out["batches"]) <= 4, (
         f"{out['call']} called the model on batches of {out['batches']} sequences; none may hold more than 4 (the "
@@ -87,9 +87,9 @@ def test_never_more_than_micro_batch_size_and_stale_grads_discarded(student):
 
 
 @pytest.mark.behaviour("micro_batches")
-def test_one_graph_alive_at_a_time(student):
+def test_one_graph_alive_at_a_time(student, expected):
     """Keeps one micro-batch's graph alive at a time: each is freed by its backward() before the next forward"""
-    out, _, _ = run_case(student)
+    out, _, _ = run_case(student, expected)
     returned_normally(out)
     assert out["graphs_alive"] <= 1, kept_graphs(out["call"], out["graphs_alive"], 3)
 

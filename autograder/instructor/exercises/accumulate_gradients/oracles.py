@@ -19,5 +19,5 @@ def full_batch_grads(model_spec: dict, loss: str, inputs, targets, dtype=torch.f
     return [None if p.grad is None else p.grad.detach() for p in model.parameters()], float(value.detach())
 
 
-# the oracles its checks may ask for by name (checks.expect.expected)
+# the oracles its checks may ask for by name (their `expected` fixture)
 ORACLES = (full_batch_grads,)

@@ -21,5 +21,5 @@ def torch_scales(init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5, gr
     return scales
 
 
-# the oracles its checks may ask for by name (checks.expect.expected)
+# the oracles its checks may ask for by name (their `expected` fixture)
 ORACLES = (torch_scales,)

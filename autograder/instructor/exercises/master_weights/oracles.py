@@ -32,5 +32,5 @@ def fp32_masters(model_spec: dict):
     return [v.float() for v in model_values(model_spec)]
 
 
-# the oracles its checks may ask for by name (checks.expect.expected)
+# the oracles its checks may ask for by name (their `expected` fixture)
 ORACLES = (model_values, trained_grads, fp32_masters,)

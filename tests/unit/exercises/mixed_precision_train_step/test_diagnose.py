@@ -1,6 +1,7 @@
 """autograder.exercises.mixed_precision_train_step.diagnose: each cause is named only when its scenario's values show
 it, and the reference shows none (the one-cause corpus, graded, is tests/test_rubric.py's)."""
 from autograder.backends import Reference
+from autograder.checks.expect import released
 from autograder.exercises.mixed_precision_train_step import diagnose as diagnosis
 from autograder.instructor.reference import reference_namespace
 
@@ -26,4 +27,4 @@ def test_the_returned_loss_is_named_by_which_wrong_loss_it_is():
 
 
 def test_the_reference_shows_no_cause():
-    assert diagnosis.diagnose(Reference(reference_namespace())) == ""
+    assert diagnosis.diagnose(Reference(reference_namespace()), released) == ""
