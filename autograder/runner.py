@@ -3,9 +3,9 @@
 The checks get three fixtures: `student` and `reference`, backends (backends.py) that run probes
 wherever the code lives and hand back plain data, and `expected`, the oracles' values for the visible
 checks' inputs (expected(oracle, *args, **kwargs): as released, or computed live by the release itself).
-Whichever backend is used, the verdict is computed here, in this process. Each check names the rubric behaviour it decides with
-`@pytest.mark.behaviour(id)`; a check without one, or naming a behaviour its item's rubric
-(rubric.py) lacks, stops the run at collection.
+Whichever backend is used, the verdict is computed here, in this process. Each check names the rubric
+behaviour it decides with `@pytest.mark.behaviour(id)`; a check without one, or naming a behaviour its
+item's rubric (rubric.py) lacks, stops the run at collection.
 """
 import contextlib
 import importlib

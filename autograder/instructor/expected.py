@@ -3,9 +3,9 @@
 The student package carries the visible checks but no oracle (instructor/oracles.py computes the
 exercises' answers). So the release runs the visible checks against the reference with the oracles
 live (it hands run_checks an `expected` that calls them), records every value they ask for, and writes
-the values to autograder/checks/expected.pt, which ships in the wheel. A check that asks for a value that is not
-there (its inputs changed since the release) fails with an internal error, and `release --check`
-says the file is stale.
+the values to autograder/checks/expected.pt, which ships in the wheel. A check that asks for a value
+that is not there (its inputs changed since the release) fails with an internal error, and
+`release --check` says the file is stale.
 """
 import copy
 import math
