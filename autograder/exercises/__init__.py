@@ -3,15 +3,17 @@ __init__.py declares its Exercise (exercise.py) and which holds its probes (prob
 (test_<id>.py), its GPU smoke case (smoke.py) and its diagnosis (diagnose.py), where it has them. Its hidden checks
 and oracles are in autograder/instructor/exercises/<id>/, which the student package leaves out.
 
-items.ITEMS and rubric.RUBRIC are built from EXERCISES; the probe registry, the probes' files the sandbox runs, the
-smoke cases and the oracles are gathered from the folders by `parts` and `part_files`, in ORDER: the notebook's, which
-`python -m autograder release` writes into order.py.
+items.ITEMS and rubric.RUBRIC are built from EXERCISES, and FIELDS (what each field of a probe's answer is) from their
+`fields`; the probe registry, the probes' files the sandbox runs, the smoke cases and the oracles are gathered from the
+folders by `parts` and `part_files`, in ORDER: the notebook's, which `python -m autograder release` writes into
+order.py.
 """
 import importlib
 import itertools
 from dataclasses import replace
 from pathlib import Path
 
+from ..checks.answers import merged
 # the notebook's order, which `release` writes (order.py): it decides which earlier exercises' reference code an
 # item's fork may hold (stand_in_plan.py)
 from .order import ORDER
@@ -27,6 +29,9 @@ def numbered(exercises) -> tuple:
 
 
 EXERCISES = numbered(importlib.import_module(f"{__name__}.{name}").EXERCISE for name in ORDER)
+
+# what each field of a probe's answer is (checks/answers.py): the shared fields and each exercise's own
+FIELDS = merged({e.id: e.fields for e in EXERCISES})
 
 
 def part_files(part: str, folder: Path = HERE) -> list:
