@@ -8,7 +8,7 @@ build their tables from those declarations (autograder/exercises/__init__.py gat
 exercises/order.py).
 Plain data, importing nothing of the project.
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 SOLUTION_SUFFIX = "_solution"  # grade id of an exercise's solution cell: <item id>_solution
@@ -46,6 +46,9 @@ class Exercise:
     given: tuple = ()    # other items' names whose objects the checks hand to its code (a scaler)
     code: bool = True    # its names are code that other items' code may call (not an answer, as Q5_ANSWER)
     concept: str = ""    # the lesson's idea (CONCEPTS) its behaviours check, unless a behaviour names its own
+    # {field: "value" | "report" | "words" | "measured"}: the fields its own probes' answers carry that
+    # checks/answers.py SHARED does not name (what each kind means is there)
+    fields: dict = field(default_factory=dict, hash=False)
     kind: ClassVar[str] = "auto"  # scored by the checks
 
     @property

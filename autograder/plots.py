@@ -5,6 +5,8 @@ import math
 import matplotlib.pyplot as plt
 import torch
 
+from .exercises import exercise_name
+
 FP16_MAX = 65504.0                     # largest finite fp16 value
 FP16_MIN_NORMAL = 2.0 ** -14           # below this, fp16 loses mantissa bits (subnormals)
 FP16_MIN_SUBNORMAL = 2.0 ** -24        # at or below half of this, 2^-25, a value becomes 0
@@ -111,7 +113,7 @@ def overflow_fraction(values: torch.Tensor, dtype=torch.float16) -> float:
 def scale_sweep(grads: torch.Tensor, underflow_fraction):
     """A slider over log2(loss scale): the scaled gradients against fp16's range.
 
-    `underflow_fraction` is your function from Exercise 1; until it is written the
+    `underflow_fraction` is your function from its exercise; until it is written the
     slider still shows the histogram and the overflow fraction.
     """
     import ipywidgets as widgets
@@ -127,7 +129,7 @@ def scale_sweep(grads: torch.Tensor, underflow_fraction):
         try:
             under = f"{underflow_fraction(scaled):.2%}"
         except NotImplementedError:
-            under = "(write underflow_fraction in Exercise 1 to see it)"
+            under = f"(write underflow_fraction in {exercise_name('underflow_fraction')} to see it)"
         over = overflow_fraction(scaled)
         with out:
             out.clear_output(wait=True)

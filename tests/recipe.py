@@ -3,8 +3,8 @@ course's checkout, read without importing them (so a copy with a piece removed c
 
 An exercise is two folders: autograder/exercises/<id>/ (its declaration in __init__.py, probes.py, test_<id>.py,
 smoke.py, diagnose.py) and autograder/instructor/exercises/<id>/ (test_<id>.py, oracles.py); everything else
-(the probe registry and the sandbox's probe files, smoke.CASES, ORACLES, the rubric, the corpus's central-miss
-table) is derived from them.
+(the probe registry and the sandbox's probe files, smoke.CASES, ORACLES, the rubric, the answers' fields, the
+corpus's central-miss table) is derived from them.
 
 `missing_pieces(root, variant_items, breakers)` -> {exercise id: [what is missing, in words a contributor acts on]}.
 variant_items: corpus variant -> its item; breakers: variant -> (the behaviour it misses, how), as the variants'
@@ -25,6 +25,7 @@ class Declared:
     behaviours: dict  # id -> central
     probes: tuple
     code: bool
+    fields: dict  # the answer fields only its own probes return: {field: kind}
 
 
 def _literal(node, default=None):
@@ -65,7 +66,8 @@ def declaration(path: Path):
                 if isinstance(b, ast.Call) and b.args:
                     behaviours[_literal(b.args[0])] = bool(_literal(_kwargs(b).get("central"), False))
             return Declared(_literal(kw.get("id")), tuple(_literal(kw.get("names"), ())), behaviours,
-                            tuple(_literal(kw.get("probes"), ())), bool(_literal(kw.get("code"), True)))
+                            tuple(_literal(kw.get("probes"), ())), bool(_literal(kw.get("code"), True)),
+                            dict(_literal(kw.get("fields"), {})))
     return None
 
 
@@ -118,6 +120,36 @@ def defines(path: Path, name: str) -> bool:
     return False
 
 
+def answer_fields(path: Path) -> set:
+    """The fields a probes.py names in the answers it builds: the string keys of a dict it returns or holds in
+    `out`, and of `out["key"] = ...` and `out.update({...})` (what the other fields hold is harness's)."""
+    keys = set()
+    if not path.is_file():
+        return keys
+    for node in ast.walk(ast.parse(path.read_text())):
+        shown = []
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Dict):
+            shown.append(node.value)
+        elif isinstance(node, ast.Assign):
+            if any(getattr(t, "id", "") == "out" for t in node.targets) and isinstance(node.value, ast.Dict):
+                shown.append(node.value)
+            keys.update(_literal(t.slice) for t in node.targets
+                        if isinstance(t, ast.Subscript) and getattr(t.value, "id", "") == "out")
+        elif (isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "update"
+              and getattr(node.func.value, "id", "") == "out" and node.args and isinstance(node.args[0], ast.Dict)):
+            shown.append(node.args[0])
+        keys.update(_literal(k) for d in shown for k in d.keys if k is not None)
+    return {k for k in keys if isinstance(k, str)}
+
+
+def shared_fields(root: Path) -> dict:
+    """autograder/checks/answers.py SHARED: the answer fields every probe may carry."""
+    for node in ast.parse((root / "autograder" / "checks" / "answers.py").read_text()).body:
+        if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "SHARED":
+            return _literal(node.value, {})
+    return {}
+
+
 def notebook_grade_ids(root: Path) -> list:
     nb = json.loads((root / "solutions" / "lesson20" / "lesson20.ipynb").read_text())
     meta = [c.get("metadata", {}).get("nbgrader", {}) for c in nb["cells"]]
@@ -133,6 +165,8 @@ def missing_pieces(root: Path, variant_items: dict, breakers: dict) -> dict:
     declared = declared_order(root)
     order = []
     found = {}
+    exercises = [declaration(student / f / "__init__.py") for f in declared if (student / f / "__init__.py").is_file()]
+    named = set(shared_fields(root)).union(*(ex.fields for ex in exercises if ex))
     for folder in folders(student):
         if folder not in declared:
             found[folder] = [f"autograder/exercises/{folder}/ is not in the exercises' order (autograder/exercises/"
@@ -168,6 +202,9 @@ def missing_pieces(root: Path, variant_items: dict, breakers: dict) -> dict:
             gaps.append("no probe: name the probes its checks drive in the declaration's probes=")
         gaps += [f"no probe {p!r} in any autograder/exercises/<id>/probes.py (a function decorated @probe)"
                  for p in ex.probes if p not in probes]
+        gaps += [f"autograder/exercises/{ex.id}/probes.py returns field {key!r}, which no declaration names: add it to "
+                 "its Exercise's fields= as a value, a report, words or measured (autograder/checks/answers.py)"
+                 for key in sorted(answer_fields(student / ex.id / "probes.py") - named)]
         asked = oracles_asked([visible_file, student / ex.id / "diagnose.py"])
         gaps += [f"no oracle {o!r} in the ORACLES of an autograder/instructor/exercises/<id>/oracles.py, which its "
                  "visible checks read through expected()" for o in sorted(asked - oracles)]

@@ -34,7 +34,8 @@ EXERCISE = Exercise(
     id="{TOY}", title="a toy clip", names=("toy_clip",),
     behaviours=(Behaviour("clips", "clips every gradient", 1.0, central=True),
                 Behaviour("returns_norm", "returns the norm", 0.5)),
-    why_central="clipping is the exercise", probes=("toy_probe",))
+    why_central="clipping is the exercise", probes=("toy_probe",),
+    fields={{"clipped": "value"}})
 ''',
     f"autograder/exercises/{TOY}/probes.py": '''
 if not __name__.startswith("lesson20_"):
@@ -43,7 +44,7 @@ if not __name__.startswith("lesson20_"):
 
 @probe
 def toy_probe(ns):
-    return {}
+    return {"clipped": 1.0}
 ''',
     f"autograder/exercises/{TOY}/test_{TOY}.py": '''
 import pytest
@@ -90,6 +91,8 @@ PIECES = [
     ("a central behaviour's visible check", (f"autograder/exercises/{TOY}/test_{TOY}.py", '"clips"', '"returns_norm"'),
      "central behaviour 'clips' has no visible check"),
     ("the probe", f"autograder/exercises/{TOY}/probes.py", "no probe 'toy_probe'"),
+    ("its answer field's declaration", (f"autograder/exercises/{TOY}/__init__.py", 'fields={"clipped": "value"}',
+                                        "fields={}"), "returns field 'clipped', which no declaration names"),
     ("the oracle", f"autograder/instructor/exercises/{TOY}/oracles.py", "no oracle 'toy_oracle'"),
     ("the smoke case", f"autograder/exercises/{TOY}/smoke.py", "no GPU smoke case"),
     ("the declaration", f"autograder/exercises/{TOY}/__init__.py", "declares no Exercise"),
@@ -158,23 +161,24 @@ def test_a_notebook_in_another_order_is_named(toy_course):
 
 def test_the_toy_is_gathered_from_its_folders_with_no_other_edit(toy_course):
     """The registries derived from the folders take the toy in: the probes and the files the sandbox runs, the
-    smoke cases, the oracles, the items and the rubric, and the reading thief's contract."""
+    smoke cases, the oracles, the items and the rubric, its answer field, and the reading thief's contract."""
     script = f"""
 import json
 from autograder.checks import harness, probes, smoke
+from autograder.exercises import FIELDS
 from autograder.instructor.oracles import ORACLES
 from autograder.items import AUTO_ITEMS
 from autograder.rubric import RUBRIC
 from autograder.sandbox.isolation import probe_files
 print(json.dumps({{"probe": "toy_probe" in harness.PROBES, "smoke": "{TOY}" in smoke.CASES,
                   "oracle": "toy_oracle" in ORACLES, "item": AUTO_ITEMS[-1].id, "rubric": "{TOY}" in RUBRIC,
-                  "files": [f for f in probe_files(True) if "{TOY}" in f]}}))
+                  "files": [f for f in probe_files(True) if "{TOY}" in f], "field": FIELDS.get("clipped")}}))
 """
     env = {**os.environ, "PYTHONPATH": str(toy_course)}
     done = subprocess.run([sys.executable, "-c", script], cwd=toy_course, env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == {"probe": True, "smoke": True, "oracle": True, "item": TOY, "rubric": True,
-                                       "files": [f"/sandbox/exercises/{TOY}/probes.py"]}
+                                       "files": [f"/sandbox/exercises/{TOY}/probes.py"], "field": "value"}
     contract = subprocess.run([sys.executable, "-c", "from tests.submissions.hostile_reading import CODE_ITEMS; "
                                "print(CODE_ITEMS[-1])"], cwd=toy_course, capture_output=True, text=True,
                               env={**env, "PYTHONPATH": f"{toy_course}:{ROOT}"})

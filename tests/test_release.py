@@ -1,5 +1,10 @@
 """lessons/ is generated from solutions/, stays in sync, and gives nothing away."""
+import json
 import math
+import os
+import shutil
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -16,6 +21,31 @@ from tests.helpers import (ROOT, SOLUTION_NB, STUDENT_NB, code_lines, model_answ
 def test_lessons_are_in_sync_with_solutions():
     stale = stale_files()
     assert stale == [], f"run `python -m autograder release`: {stale} differ from a fresh release"
+
+
+def test_one_release_writes_the_order_and_releases_with_it(tmp_path):
+    """A new exercise's place in the order (here the last one's, taken out of a copy of the course's order.py) is
+    written and released with in one `python -m autograder release`: lessons/, expected.pt and the docs' tables come
+    out as the released course's, which only the full order gives."""
+    course = tmp_path / "course"
+    for folder in ("autograder", "solutions", "lessons", "docs"):
+        shutil.copytree(ROOT / folder, course / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "nbgrader_config.py", course)
+    order = course / "autograder" / "exercises" / "order.py"
+    released = order.read_text()
+    assert '    "q5_answer",\n' in released
+    order.write_text(released.replace('    "q5_answer",\n', ""))
+    env = {**os.environ, "LESSON20_COURSE": str(course), "PYTHONPATH": str(course)}
+    done = subprocess.run([sys.executable, "-m", "autograder", "release"], cwd=course, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+    assert order.read_text() == released, done.stdout
+    said = done.stdout.splitlines()
+    assert said[0].startswith("wrote autograder/exercises/order.py") and "again" not in done.stdout, said
+    assert "kept autograder/checks/expected.pt (the visible checks' expected values)" in said, said
+    assert "kept docs/grading-design.md's generated tables" in said, said
+    for path in (ROOT / "lessons").rglob("*.ipynb"):
+        assert json.loads((course / path.relative_to(ROOT)).read_text()) == json.loads(path.read_text()), path
 
 
 def test_stale_expected_values_are_told_apart():

@@ -1,8 +1,8 @@
 """No point rests on what a probe reports: only on values the student's code computes.
 
 A probe runs in the student's process, so whatever it observes there (aliasing, dtypes, flags, recorded calls
-and batch sizes, which exception) the student's code could rewrite. checks/answers.py declares which answer
-fields are such reports. Three things hold it, all graded in this process (no sandbox):
+and batch sizes, which exception) the student's code could rewrite. checks/answers.py and each exercise's
+`fields` declare which answer fields are such reports (merged in autograder.exercises.FIELDS). Three things hold it, all graded in this process (no sandbox):
 
 * every field of every answer the checks read is declared, and no field declared a value holds a flag the
   probe computed (a bool or a string that is not the code's own returned value);
@@ -21,6 +21,7 @@ import torch
 
 from autograder.backends import LocalStudent, Reference, forge_reports
 from autograder.checks import answers
+from autograder.exercises import FIELDS
 from autograder.instructor.reference import reference_namespace
 from autograder.items import AUTO_ITEMS
 from autograder.runner import run_checks
@@ -58,7 +59,7 @@ class Garbling(LocalStudent):
 
     def garbled(self, value, key: str = ""):
         if isinstance(value, dict):
-            return {k: self.garbled(v, k) if answers.kind(k) == "value" else v for k, v in value.items()}
+            return {k: self.garbled(v, k) if answers.kind(k, FIELDS) == "value" else v for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return type(value)(self.garbled(v, key) for v in value)
         if isinstance(value, torch.Tensor):
@@ -93,8 +94,9 @@ def recorded() -> list:
 
 def test_every_field_of_every_answer_is_declared():
     unknown = sorted({f"{probe}: {key} (in {inside or 'the answer'})" for probe, answer in recorded()
-                      for key, inside, _ in answers.fields(answer) if key not in answers.FIELDS})
-    assert not unknown, ("fields no declaration names (autograder/checks/answers.py FIELDS: a value the code "
+                      for key, inside, _ in answers.fields(answer, FIELDS) if key not in FIELDS})
+    assert not unknown, ("fields no declaration names (autograder/checks/answers.py SHARED, or the `fields` of the "
+                         "exercise whose probe returns it, autograder/exercises/<id>/__init__.py: a value the code "
                          f"computes, or a report the probe makes): {unknown}")
 
 
@@ -107,8 +109,9 @@ def test_no_field_declared_a_value_holds_a_flag_the_probe_computed():
         if isinstance(value, (list, tuple)):
             return [f for v in value for f in flags(v, key)]
         return []
-    found = sorted({f"{probe}: {key}" for probe, answer in recorded() for key, _, value in answers.fields(answer)
-                    if answers.kind(key) == "value" and key != "value" and not isinstance(value, dict)
+    found = sorted({f"{probe}: {key}" for probe, answer in recorded()
+                    for key, _, value in answers.fields(answer, FIELDS)
+                    if answers.kind(key, FIELDS) == "value" and key != "value" and not isinstance(value, dict)
                     and flags(value, key)})
     assert not found, f"value fields that hold bools or strings the probe made: {found}"
 

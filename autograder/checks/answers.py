@@ -13,33 +13,24 @@ named in SMALL_SHARES, where no value can tell.
 Runs in the checking process only; imports nothing but the standard library.
 """
 import copy
-from typing import Literal
+from typing import Literal, get_args
 
 Kind = Literal["value", "report", "words", "measured"]
+KINDS = get_args(Kind)
 
-FIELDS: dict = {
+# the fields every probe's answer may carry (harness.run's words, harness.describe's value and reports) and those
+# several exercises' probes return; an exercise declares the fields only its own probes return in its folder
+# (Exercise.fields), and autograder/exercises/__init__.py merges them with these into FIELDS
+SHARED: dict = {
     # words about the call, for messages only: what was called, where it raised
     "status": "words", "call": "words", "name": "words", "message": "words", "where": "words", "names": "words",
     # values: what the student's code returned, or left in the objects the probe handed it, read back as it
     # is (a tensor in its own dtype, a float as a float); forging one means computing it
-    "result": "value", "again": "value", "returned": "value", "answer": "value", "value": "value",
-    "items": "value", "scale": "value", "scales": "value", "other_scales": "value", "scale_after": "value",
-    "scaled_loss": "value", "weight_grad": "value", "found_inf": "value", "grads": "value",
-    "held_grads": "value", "alone": "value", "beside": "value", "masters": "value",
-    "after_model_changed": "value", "updated": "value", "model_grads": "value", "master_grads": "value",
-    "master_grads_after_model_changed": "value", "values": "value", "masters_after": "value",
-    "masters_after_model_changed": "value", "steps": "value", "model": "value", "state": "value",
-    "grads_again": "value", "gated": "value",
-    # the optimizer's own state, by torch's names: values of the steps the code took
-    "momentum_buffer": "value", "step": "value", "exp_avg": "value", "exp_avg_sq": "value",
+    "value": "value", "items": "value", "returned": "value", "grads": "value", "grads_again": "value",
+    "masters": "value", "model_grads": "value", "scale": "value", "scales": "value",
     # reports: what the probe observed about the objects, which a correct answer would report alike
-    "type": "report", "dtype": "report", "subclass": "report", "length": "report", "device": "report",
-    "shape": "report", "is_leaf": "report", "requires_grad": "report", "shares_memory": "report",
-    "same_objects": "report", "same_grad_objects": "report", "model_kept": "report", "model_dtypes": "report",
-    "model_devices": "report", "master_grad_dtypes": "report", "dtypes_kept": "report", "leaves": "report",
-    "batches": "report", "batches_seen": "report", "graphs_alive": "report", "update_calls": "report", "raised": "report",
-    "loss_calls": "report",
-    "value_error": "report", "input_after": "report", "weights": "report",
+    "type": "report", "subclass": "report", "dtype": "report", "length": "report", "same_objects": "report",
+    "model_dtypes": "report", "batches": "report", "graphs_alive": "report", "weights": "report",
     # measured by the grader, outside the sandbox (the memory cgroup): never in the student's reach
     "memory": "measured",
 }
@@ -62,13 +53,28 @@ GUIDES: dict = {
 }
 
 
-def kind(key: str) -> Kind:
-    """What a field is; a field the declaration does not name counts as a report (tests/test_reports.py
-    fails on it)."""
-    return FIELDS.get(key, "report")
+def merged(own: dict) -> dict:
+    """SHARED and the exercises' own fields ({exercise id: {field: kind}}) as one table; a field declared with two
+    kinds stops the import, naming both declarations."""
+    table, by = dict(SHARED), dict.fromkeys(SHARED, "autograder/checks/answers.py SHARED")
+    for exercise, declared in own.items():
+        for key, what in declared.items():
+            if what not in KINDS:
+                raise ValueError(f"exercise {exercise!r} declares answer field {key!r} as {what!r}, not one of {KINDS}")
+            if table.setdefault(key, what) != what:
+                raise ValueError(f"answer field {key!r} is declared {table[key]!r} by {by[key]} and {what!r} by "
+                                 f"exercise {exercise!r}: a field has one kind")
+            by.setdefault(key, f"exercise {exercise!r}")
+    return table
 
 
-def forged(answer, correct):
+def kind(key: str, table: dict) -> Kind:
+    """What a field is in `table` (the merged FIELDS); a field no declaration names counts as a report
+    (tests/test_reports.py fails on it)."""
+    return table.get(key, "report")
+
+
+def forged(answer, correct, table: dict):
     """`answer` with every report in it replaced by the report at the same place in `correct` (the reference's
     answer to the same request): what the checks would read if the student's code rewrote every report to a
     correct one. Values and words are left as they are; reports a correct answer makes and this one lacks
@@ -76,28 +82,28 @@ def forged(answer, correct):
     if isinstance(answer, dict) and isinstance(correct, dict):
         out = {}
         for key, value in answer.items():
-            if kind(key) == "report":
+            if kind(key, table) == "report":
                 out[key] = copy.deepcopy(correct.get(key, value))
             else:
-                out[key] = forged(value, correct.get(key)) if kind(key) == "value" else value
+                out[key] = forged(value, correct.get(key), table) if kind(key, table) == "value" else value
         out.update({key: copy.deepcopy(value) for key, value in correct.items()
-                    if key not in answer and kind(key) == "report"})
+                    if key not in answer and kind(key, table) == "report"})
         return out
     if isinstance(answer, (list, tuple)) and isinstance(correct, (list, tuple)) and correct:
-        return type(answer)(forged(a, correct[min(i, len(correct) - 1)]) for i, a in enumerate(answer))
+        return type(answer)(forged(a, correct[min(i, len(correct) - 1)], table) for i, a in enumerate(answer))
     return answer
 
 
-def fields(answer, inside: str = "") -> list:
+def fields(answer, table: dict, inside: str = "") -> list:
     """(field, the field it sits in, its value) for every field of an answer that its kind lets the checks
     look into: the fields of values, not those inside reports or measurements."""
     found = []
     if isinstance(answer, dict):
         for key, value in answer.items():
             found.append((key, inside, value))
-            if kind(key) in ("value", "words"):
-                found += fields(value, key)
+            if kind(key, table) in ("value", "words"):
+                found += fields(value, table, key)
     elif isinstance(answer, (list, tuple)):
         for value in answer:
-            found += fields(value, inside)
+            found += fields(value, table, inside)
     return found

@@ -1,12 +1,14 @@
 """`python -m autograder release`: regenerate the student notebooks in lessons/ from solutions/, the
 visible checks' expected values in autograder/checks/expected.pt (instructor/expected.py), the generated tables
 of docs/grading-design.md (instructor/doc_tables.py), and the exercises' order (autograder/exercises/order.py), the
-notebook's, which everything derived from the exercises' folders follows.
+notebook's, which everything derived from the exercises' folders follows: when the order changes, the release goes
+on in a fresh process that imports the new one.
 
 A wrapper over `nbgrader generate_assignment` that first stamps each grade cell's points from
 items.py, and whose stubs name the exercise (`stubs.ClearSolutionsNamed`, a step of pipeline.RELEASE).
 """
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -17,6 +19,7 @@ import nbformat
 from ..checks.expect import EXPECTED_FILE
 from ..items import ASSIGNMENT, EXERCISES_DIR, ITEMS, ROOT, solution_notebooks
 from . import doc_tables, expected
+from .settings import COURSE_ENV
 
 
 ORDER_FILE = EXERCISES_DIR / "order.py"
@@ -126,9 +129,15 @@ def _expected_file(root: Path) -> Path:
 
 
 def release(root: Path = ROOT) -> Path:
-    if write_order(root):  # this process's registries follow the order it started with
-        raise SystemExit(f"wrote {ORDER_FILE.relative_to(ROOT)} (the exercises in the notebook's order): run "
-                         "`python -m autograder release` again to release with it")
+    if write_order(root):
+        # this process's registries (items, probes, oracles) follow the order it was imported with: a fresh one,
+        # importing the course's package from `root`, releases with the new order
+        print(f"wrote {ORDER_FILE.relative_to(ROOT)} (the exercises in the notebook's order); releasing with it", flush=True)
+        done = subprocess.run([sys.executable, "-m", "autograder", "release"], cwd=root,
+                              env={**os.environ, COURSE_ENV: str(root)})
+        if done.returncode != 0:
+            raise SystemExit(done.returncode)
+        return root / "lessons" / ASSIGNMENT
     changed = stamp_points(root)
     for path in changed:
         print(f"stamped points from items.py into {path.relative_to(root)}")

@@ -51,3 +51,18 @@ def test_the_code_exercises_are_numbered_in_lesson_order():
     assert not any(re.match(r"Exercise \d", e.title) for e in EXERCISES if not e.code)
     plain = Exercise("x", "a toy", ("f",), (Behaviour("a", "A", 1, central=True),), "why")
     assert [e.title for e in numbered([plain, plain])] == ["Exercise 1: a toy", "Exercise 2: a toy"]
+
+
+def test_a_behaviour_names_another_exercise_by_its_derived_number():
+    """A behaviour's text says "{<id>}" for another exercise: EXERCISES writes its number in lesson order, as
+    exercise_name does (the dynamic scaler's inherited half is graded in the static scaler's exercise)."""
+    from autograder.exercises import exercise_name, numbered
+    from autograder.exercises.dynamic_loss_scaler import EXERCISE
+    assert "{static_loss_scaler}" in next(b.text for b in EXERCISE.behaviours if b.id == "inherits")
+    told = next(b.text for b in rubric.RUBRIC["dynamic_loss_scaler"] if b.id == "inherits")
+    assert told.endswith(f"graded in {exercise_name('static_loss_scaler')} only)") and "{" not in told
+    assert exercise_name("underflow_fraction") == "Exercise 1" and exercise_name("static_loss_scaler") == "Exercise 2"
+    first = Exercise("x", "a toy", ("f",), (Behaviour("a", "see {y}, not {z}", 1, central=True),), "why")
+    second = Exercise("y", "another", ("g",), (Behaviour("b", "after {x}", 1, central=True),), "why")
+    assert [b.text for e in numbered([first, second]) for b in e.behaviours] == ["see Exercise 2, not {z}",
+                                                                                 "after Exercise 1"]

@@ -12,7 +12,7 @@ EXERCISE = Exercise(
                             'overflow or a growth restarts the count', 0.7),
         Behaviour('defaults', "torch's defaults: init_scale 2^16, growth_interval 2000", 0.3),
         Behaviour('inherits', 'scale_loss and unscale_ work as in StaticLossScaler (when graded, what your class '
-                              "inherits is the reference's: your StaticLossScaler is graded in Exercise 2 only)", 0.3),
+                              "inherits is the reference's: your StaticLossScaler is graded in {static_loss_scaler} only)", 0.3),
     ),
     why_central='Backing off on overflow is what makes the scale dynamic: without it one inf stops training for '
                 'good.',

@@ -23,4 +23,10 @@ EXERCISE = Exercise(
                 'for.',
     concept='masters',
     probes=('make_master_params', 'master_params_to_model_params', 'model_grads_to_master_grads'),
+    fields={
+        'values': 'value', 'updated': 'value', 'after_model_changed': 'value', 'master_grads': 'value',
+        'master_grads_after_model_changed': 'value', 'masters_after': 'value', 'masters_after_model_changed': 'value',
+        'device': 'report', 'shape': 'report', 'is_leaf': 'report', 'requires_grad': 'report',
+        'shares_memory': 'report', 'model_kept': 'report', 'model_devices': 'report', 'master_grad_dtypes': 'report',
+        'dtypes_kept': 'report', 'leaves': 'report'},
 )

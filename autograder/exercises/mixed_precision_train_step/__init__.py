@@ -36,4 +36,9 @@ EXERCISE = Exercise(
     concept='masters',
     probes=('mixed_precision_train_step',),
     given=('DynamicLossScaler',),
+    fields={
+        'steps': 'value', 'model': 'value', 'state': 'value',
+        # the optimizer's own state, by torch's names: values of the steps the code took
+        'momentum_buffer': 'value', 'step': 'value', 'exp_avg': 'value', 'exp_avg_sq': 'value',
+        'batches_seen': 'report', 'update_calls': 'report', 'loss_calls': 'report'},
 )

@@ -9,10 +9,9 @@ from autograder.exercises.mixed_precision_train_step.diagnose import (MODEL, SCA
                                                                    total_update_error, which_loss)
 from autograder.checks.expect import (CheckFailure, as_multiple, classification_batch, has_nan, kept_graphs, kind,
                                       max_abs_diff, moved_by, number, shown, token_batch)
-from autograder.exercises import EXERCISES
+from autograder.exercises import exercise_name
 
-# "Exercise 3": the dynamic scaler's number, from the lesson order
-SCALER_EXERCISE = next(e.title for e in EXERCISES if e.id == "dynamic_loss_scaler").split(":")[0]
+SCALER_EXERCISE = exercise_name("dynamic_loss_scaler")  # "Exercise 3", from the lesson order
 
 BF16_MODEL = {**MODEL, "dtype": "bfloat16"}
 

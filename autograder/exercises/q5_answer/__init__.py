@@ -13,4 +13,5 @@ EXERCISE = Exercise(
     concept='quiz',
     probes=('q5_answer',),
     code=False,
+    fields={'answer': 'value'},
 )

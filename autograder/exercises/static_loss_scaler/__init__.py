@@ -17,4 +17,6 @@ EXERCISE = Exercise(
                 'scaler that skips either half leaves the gradients wrong by the scale.',
     concept='scaling',
     probes=('loss_scaler', 'scalers_side_by_side'),
+    fields={'scaled_loss': 'value', 'weight_grad': 'value', 'found_inf': 'value', 'held_grads': 'value',
+            'other_scales': 'value', 'scale_after': 'value', 'alone': 'value', 'beside': 'value'},
 )

@@ -20,4 +20,5 @@ EXERCISE = Exercise(
                 'is why one accumulates.',
     concept='tokens',
     probes=('token_accumulation',),
+    fields={'raised': 'report', 'value_error': 'report'},
 )

@@ -18,4 +18,5 @@ EXERCISE = Exercise(
     why_central='Counting what a cast flushes to zero is the measurement the whole exercise is about.',
     concept='range',
     probes=('underflow_fraction',),
+    fields={'result': 'value', 'again': 'value', 'input_after': 'report'},
 )
