@@ -21,7 +21,7 @@ import pytest
 
 from autograder.instructor.staging import parse_shard, select_students, usable_id
 from autograder.instructor.state import StudentStatus
-from autograder.items import ASSIGNMENT, AUTO_ITEMS, ITEMS
+from autograder.items import ASSIGNMENT, AUTO_ITEMS, HIDDEN_DIR, ITEMS, check_file
 from tests.graded_class import CLASS, EXPECTED, FULL, PARTIAL, counts, grade, grade_command, write_class
 from tests.helpers import ROOT
 
@@ -112,7 +112,7 @@ def test_grades_csv_has_one_row_per_student_and_a_column_per_grade_id(graded):
 def _hidden_code_lines() -> set:
     """Lines of code of the hidden checks: not docstrings, comments or message text, which students may see."""
     lines = set()
-    for path in (ROOT / "autograder" / "instructor" / "hidden").glob("test_*.py"):
+    for path in (check_file(HIDDEN_DIR, item.id) for item in AUTO_ITEMS):
         source = path.read_text()
         text_only = set()
         for node in ast.walk(ast.parse(source)):
