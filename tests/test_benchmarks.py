@@ -118,3 +118,27 @@ def test_the_namespaces_benchmark_times_both_steps(tmp_path):
     doc = json.loads((tmp_path / "namespaces.json").read_text())
     assert [r["step"] for r in doc["rows"]][-1] == "fork + fresh namespaces"
     assert all(r.get("median_ms", 0) > 0 or r.get("note") for r in doc["rows"])
+
+
+def test_a_notebook_whose_cell_reply_never_comes_runs_once_more_then_fails(monkeypatch, capsys):
+    """jupyter/nbclient#312: a cell's reply that never comes costs one more run of the notebook, then fails loudly."""
+    import nbclient
+    from nbclient.exceptions import CellTimeoutError
+    calls = []
+
+    def execute(self, **kwargs):
+        calls.append(kwargs)
+        if len(calls) == 1 or fail_always:
+            raise CellTimeoutError("no reply")
+        return self.nb
+
+    monkeypatch.setattr(nbclient.NotebookClient, "execute", execute)
+    fail_always = False
+    lines = gpu.run_notebook(gpu.NOTEBOOKS[1], torch.device("cpu"), quick=True)
+    assert len(calls) == 2 and lines[0].startswith(f"== {gpu.NOTEBOOKS[1]} on cpu")
+    assert "nbclient#312" in capsys.readouterr().out
+    calls.clear()
+    fail_always = True
+    with pytest.raises(CellTimeoutError):
+        gpu.run_notebook(gpu.NOTEBOOKS[1], torch.device("cpu"), quick=True)
+    assert len(calls) == 2
