@@ -20,7 +20,7 @@ import torch
 
 from .checks import probes
 from .checks.answers import forged
-from .checks.expect import CheckFailure
+from .checks.read import CheckFailure
 from .exercises import FIELDS
 from .sandbox import Sandbox, SandboxError
 from .text import (check_in_sandbox_failed, clip, could_not_run, item_time_used, not_defined, not_implemented,

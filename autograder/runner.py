@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from . import rubric
-from .checks.expect import CheckFailure, CheckReason, released
+from .checks.read import CheckFailure, CheckReason
+from .checks.released import released
 from .checks.harness import usual_defaults
 from .items import CHECKS_DIR, EXERCISES_DIR, HIDDEN_DIR, Item, check_file, get_item
 from .text import CHECK_FAILED, internal_error
@@ -191,7 +192,7 @@ def run_checks(item_ids, student, reference=None, include_hidden=False, expected
     """Run the checks of `item_ids` (visible, plus hidden if asked) -> {item id: ItemResult}.
 
     `expected(oracle, *args, **kwargs)` gives the checks the oracles' values (their fixture `expected`, and the
-    exercises' diagnoses); None reads them from the release (expect.released), as the self-check and grading do."""
+    exercises' diagnoses); None reads them from the release (checks.released), as the self-check and grading do."""
     items = [get_item(i) for i in item_ids]
     results = {item.id: ItemResult(item) for item in items}
     collector = _Collector(student, reference, released if expected is None else expected)

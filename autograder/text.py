@@ -13,7 +13,7 @@ What only the instructor reads (staging's and grading's reasons, progress, the c
 the similarity page) is in instructor/messages.py.
 
 The status words are vocabularies, not wording: each is a Literal beside what carries it
-(sandbox.errors.SandboxReason, checks.expect.CheckReason, grading.NotebookStatus,
+(sandbox.errors.SandboxReason, checks.read.CheckReason, grading.NotebookStatus,
 instructor.state.StudentStatus). The last two are written to the results files and grades.json,
 so their words never change.
 

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder.checks import harness
-from autograder.checks.expect import max_abs_diff, token_batch_of_lengths
+from autograder.checks.compare import max_abs_diff
+from autograder.checks.inputs import token_batch_of_lengths
 from autograder.instructor.exercises.accumulate_gradients.oracles import full_batch_grads
 from autograder.instructor.exercises.dynamic_loss_scaler.oracles import torch_scales
 from autograder.instructor.exercises.token_accumulation.oracles import full_batch_token_grads

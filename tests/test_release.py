@@ -10,7 +10,7 @@ import nbformat
 import pytest
 import torch
 
-from autograder.checks import expect
+from autograder.checks import released as release_values
 from autograder.instructor import expected
 from autograder.instructor.release import stale_files
 from autograder.instructor.stubs import ClearSolutionsNamed
@@ -54,7 +54,7 @@ def test_stale_expected_values_are_told_apart():
     another CPU's rounding of a float64 sum (its last bits, a zero's sign) does not."""
     fresh = expected.compute()
     assert len(fresh) >= 10 and {k.split("/")[0] for k in fresh} == set(expected.ORACLES)
-    assert expected.same(torch.load(expect.EXPECTED_FILE, weights_only=True), fresh)
+    assert expected.same(torch.load(release_values.EXPECTED_FILE, weights_only=True), fresh)
     key = next(k for k in fresh if k.startswith("full_batch_grads/"))
     grads, loss = fresh[key]
     assert grads[0].dtype == torch.float64
@@ -81,21 +81,21 @@ def test_stale_expected_values_are_told_apart():
 def test_a_missing_expected_value_is_named(tmp_path, monkeypatch):
     """A visible check whose inputs changed since the release says so, and does not pass."""
     torch.save({}, tmp_path / "expected.pt")
-    monkeypatch.setattr(expect, "EXPECTED_FILE", tmp_path / "expected.pt")
+    monkeypatch.setattr(release_values, "EXPECTED_FILE", tmp_path / "expected.pt")
     with pytest.raises(LookupError, match="release is out of date"):
-        expect.released("torch_scales", init_scale=8.0, found_infs=[True])
+        release_values.released("torch_scales", init_scale=8.0, found_infs=[True])
     assert expected.is_stale(tmp_path / "missing.pt")
 
 
 def test_an_oracle_call_is_keyed_by_its_arguments():
     x = torch.arange(6.0).reshape(2, 3)
-    key = expect.call_key("full_batch_grads", {"seed": 1}, x)
-    assert key == expect.call_key("full_batch_grads", {"seed": 1}, x.clone())
+    key = release_values.call_key("full_batch_grads", {"seed": 1}, x)
+    assert key == release_values.call_key("full_batch_grads", {"seed": 1}, x.clone())
     assert key.startswith("full_batch_grads/")
-    for other in (expect.call_key("full_batch_grads", {"seed": 2}, x), expect.call_key("model_values", {"seed": 1}, x),
-                  expect.call_key("full_batch_grads", {"seed": 1}, x.double()),
-                  expect.call_key("full_batch_grads", {"seed": 1}, x.reshape(3, 2)),
-                  expect.call_key("full_batch_grads", {"seed": True}, x)):
+    for other in (release_values.call_key("full_batch_grads", {"seed": 2}, x), release_values.call_key("model_values", {"seed": 1}, x),
+                  release_values.call_key("full_batch_grads", {"seed": 1}, x.double()),
+                  release_values.call_key("full_batch_grads", {"seed": 1}, x.reshape(3, 2)),
+                  release_values.call_key("full_batch_grads", {"seed": True}, x)):
         assert other != key
 
 

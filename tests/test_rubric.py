@@ -395,7 +395,7 @@ def test_a_one_cause_mistake_is_named_first(name):
 
 def test_no_diagnosis_where_the_code_is_right():
     """The reference passes everything, and the diagnosis itself confirms no cause on it."""
-    from autograder.checks.expect import released
+    from autograder.checks.released import released
     from autograder.exercises.mixed_precision_train_step.diagnose import diagnose
     assert diagnose(Reference(reference_namespace()), released) == ""
 

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from .expect import max_abs_diff, moved_by
+from .compare import max_abs_diff, moved_by
 from .harness import build_model
 
 # SGD on the masters (probe make_master_params): 4 steps of -LR * pull, |pull| in [0.5, 1]: each step is below

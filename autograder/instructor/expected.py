@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from ..checks import expect
+from ..checks import released
 from ..items import AUTO_ITEMS, ROOT
 from ..runner import run_checks
 from .oracles import ORACLES
@@ -28,7 +28,7 @@ def compute(root: Path = ROOT) -> dict:
 
     def live(oracle, *args, **kwargs):
         """The checks' `expected`: the oracle's value, computed once per call key and kept under it."""
-        key = expect.call_key(oracle, *args, **kwargs)
+        key = released.call_key(oracle, *args, **kwargs)
         if key not in values:
             values[key] = ORACLES[oracle](*copy.deepcopy(args), **copy.deepcopy(kwargs))
         return copy.deepcopy(values[key])
@@ -79,18 +79,18 @@ def same(a, b) -> bool:
     return type(a) is type(b) and a == b
 
 
-def is_stale(path: Path = expect.EXPECTED_FILE, root: Path = ROOT) -> bool:
+def is_stale(path: Path = released.EXPECTED_FILE, root: Path = ROOT) -> bool:
     """Whether `path` differs from what a release would write now (a missing file is stale)."""
     if not path.exists():
         return True
     return not same(torch.load(path, weights_only=True), compute(root))
 
 
-def write(path: Path = expect.EXPECTED_FILE, root: Path = ROOT) -> bool:
+def write(path: Path = released.EXPECTED_FILE, root: Path = ROOT) -> bool:
     """Write `path` afresh; returns whether it changed (an unchanged file is left as it was)."""
     values = compute(root)
     if path.exists() and same(torch.load(path, weights_only=True), values):
         return False
     torch.save(values, path)
-    expect._load.cache_clear()
+    released._load.cache_clear()
     return True

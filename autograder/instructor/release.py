@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..checks.expect import EXPECTED_FILE
+from ..checks.released import EXPECTED_FILE
 from ..items import ASSIGNMENT, EXERCISES_DIR, ITEMS, ROOT, solution_notebooks
 from . import doc_tables, expected
 from .settings import COURSE_ENV

@@ -30,7 +30,8 @@ STUDENT_MODULES = [  # what the notebooks and `python -m autograder check` run o
                                                   "zygote", "memory", "forks", "loading", "session", "worker",
                                                   # loaded by path inside the sandbox (worker.PARTS), not imported
                                                   "process", "notebook", "cleanup", "standins", "child", "guard")),
-    "autograder/checks/__init__.py", "autograder/checks/expect.py",
+    "autograder/checks/__init__.py", *(f"autograder/checks/{name}.py" for name in (
+        "read", "compare", "inputs", "messages", "released")),
     "autograder/checks/harness.py", "autograder/checks/probes.py", "autograder/checks/pytest.ini", "autograder/checks/expected.pt",
     "autograder/checks/smoke.py", "autograder/exercises/__init__.py", "autograder/exercises/order.py",
     # each exercise's student side, whole: its declaration, probes, visible checks, smoke case and diagnosis
@@ -247,7 +248,7 @@ def test_the_oracle_scan_finds_the_oracles():
 def test_the_package_implements_no_exercise(dist, kind):
     """No oracle ships: the visible checks read expected values the release computed (checks/expected.pt)."""
     files = {n: b.decode("utf-8", errors="replace") for n, b in _files(dist[kind]).items() if n.endswith(".py")}
-    assert "autograder/checks/expect.py" in files and len(files) >= 20, sorted(files)
+    assert "autograder/checks/released.py" in files and len(files) >= 20, sorted(files)
     found = [f for name, text in files.items() for f in oracle_code_in(name, text)]
     assert not found, f"code that computes an exercise's answer in the {kind}: {found}"
 

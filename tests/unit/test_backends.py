@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from autograder.backends import LocalStudent, Reference, SandboxStudent, probe_failure, remembered
-from autograder.checks.expect import CheckFailure, CheckReason
+from autograder.checks.read import CheckFailure, CheckReason
 from autograder.limits import Limits
 from autograder.sandbox import SandboxError
 from autograder.sandbox.errors import SandboxReason

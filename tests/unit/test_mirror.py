@@ -30,7 +30,7 @@ def mirror(module: Path) -> Path:
 
 def test_the_walk_finds_modules_and_leaves_the_checks_out():
     found = {m.relative_to(PACKAGE_DIR).as_posix() for m in package_modules()}
-    assert {"report.py", "sandbox/decode.py", "instructor/course.py", "checks/expect.py", "__main__.py"} <= found
+    assert {"report.py", "sandbox/decode.py", "instructor/course.py", "checks/compare.py", "__main__.py"} <= found
     checks = [check_file(folder, item.id) for folder in (EXERCISES_DIR, HIDDEN_DIR) for item in AUTO_ITEMS]
     assert checks and all(is_check(c) for c in checks) and not any(is_check(PACKAGE_DIR / f) for f in found)
     assert mirror(PACKAGE_DIR / "sandbox" / "decode.py") == UNIT / "sandbox" / "test_decode.py"

@@ -7,7 +7,7 @@ import pytest
 
 from autograder import rubric
 from autograder.backends import LocalStudent, Reference
-from autograder.checks.expect import released
+from autograder.checks.released import released
 from autograder.instructor.reference import reference_namespace
 from autograder.items import get_item
 from autograder.runner import ItemResult, Outcome, check_files, diagnose, run_checks
@@ -144,7 +144,7 @@ def test_a_check_that_could_not_check_on_this_machine_is_not_checked_never_passe
 
 def test_the_checks_expected_values_come_from_the_source_they_are_handed(own_checks):
     """run_checks(expected=...) is the checks' `expected` fixture (the release computes expected.pt so); left out,
-    the fixture reads the release (expect.released)."""
+    the fixture reads the release (checks.released)."""
     own_checks("q5_answer", """
         import pytest
 

@@ -4,7 +4,7 @@ from typing import get_args
 
 import pytest
 
-from autograder.checks.expect import CheckReason
+from autograder.checks.read import CheckReason
 from autograder.grading import NotebookStatus
 from autograder.instructor.state import StudentStatus
 from autograder.sandbox.errors import SandboxReason

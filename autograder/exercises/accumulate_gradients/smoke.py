@@ -1,6 +1,6 @@
 """accumulate_gradients's GPU smoke case, run once on the student's GPU by the self-check,
 ungraded (checks/smoke.py)."""
-from ...checks.expect import classification_batch
+from ...checks.inputs import classification_batch
 from ...checks.scenarios import MLP32
 
 

@@ -4,8 +4,10 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import (as_multiple, classification_batch, has_nan, kept_graphs, kind, number, shown,
-                                      tensor_list_diff)
+from autograder.checks.compare import as_multiple, has_nan, tensor_list_diff
+from autograder.checks.inputs import classification_batch
+from autograder.checks.messages import kept_graphs
+from autograder.checks.read import kind, number, shown
 
 MODEL = {"arch": "mlp", "sizes": [5, 7, 3], "seed": 2, "dtype": "float64"}
 

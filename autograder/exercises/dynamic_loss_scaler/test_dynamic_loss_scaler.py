@@ -4,7 +4,10 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import instances_interfere, max_abs_diff, number, shown, why_scales_differ
+from autograder.checks.compare import max_abs_diff
+from autograder.exercises.dynamic_loss_scaler.explain import why_scales_differ
+from autograder.checks.messages import instances_interfere
+from autograder.checks.read import number, shown
 
 
 def scales_match(got, want) -> bool:

@@ -5,7 +5,8 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import dtype_of, max_abs_diff, moved_with_the_model
+from autograder.checks.compare import max_abs_diff, moved_with_the_model
+from autograder.checks.read import dtype_of
 from autograder.checks.scenarios import STEPS, grads_off, master_scenario, model_inputs, update_error
 
 FP16_MODEL = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 1, "dtype": "float16"}

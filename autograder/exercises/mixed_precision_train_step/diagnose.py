@@ -8,7 +8,9 @@ values come from `expected` (the checks' fixture of that name, which the runner 
 """
 import math
 
-from ...checks.expect import as_multiple, classification_batch, kind, max_abs_diff, moved_by, number
+from ...checks.compare import as_multiple, max_abs_diff, moved_by
+from ...checks.inputs import classification_batch
+from ...checks.read import kind, number
 
 MODEL = {"arch": "mlp", "sizes": [6, 8, 4], "seed": 3, "dtype": "float16"}
 SGD = {"name": "sgd", "lr": 0.5}

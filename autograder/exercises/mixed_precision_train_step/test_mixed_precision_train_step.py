@@ -7,8 +7,10 @@ import torch
 from autograder.exercises.mixed_precision_train_step.diagnose import (MODEL, SCALE, SGD, loss_scale_seen, one_step,
                                                                    repeated_calls, returned_pair, start_and_gradient,
                                                                    total_update_error, which_loss)
-from autograder.checks.expect import (CheckFailure, as_multiple, classification_batch, has_nan, kept_graphs, kind,
-                                      max_abs_diff, moved_by, number, shown, token_batch)
+from autograder.checks.compare import as_multiple, has_nan, max_abs_diff, moved_by
+from autograder.checks.inputs import classification_batch, token_batch
+from autograder.checks.messages import kept_graphs
+from autograder.checks.read import CheckFailure, kind, number, shown
 from autograder.exercises import exercise_name
 
 SCALER_EXERCISE = exercise_name("dynamic_loss_scaler")  # "Exercise 3", from the lesson order

@@ -1,7 +1,7 @@
 """Visible check for practice question 5: the answer's form only (the grader checks the letter)."""
 import pytest
 
-from autograder.checks.expect import shown
+from autograder.checks.read import shown
 
 
 @pytest.mark.behaviour("a_letter")

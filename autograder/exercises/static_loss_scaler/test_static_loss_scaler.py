@@ -4,7 +4,9 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import instances_interfere, kind, max_abs_diff, number, shown
+from autograder.checks.compare import max_abs_diff
+from autograder.checks.messages import instances_interfere
+from autograder.checks.read import kind, number, shown
 
 
 def grads_with(values):

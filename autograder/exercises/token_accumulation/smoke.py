@@ -1,6 +1,6 @@
 """accumulate_token_gradients's GPU smoke case, run once on the student's GPU by the self-check,
 ungraded (checks/smoke.py)."""
-from ...checks.expect import token_batch_of_lengths
+from ...checks.inputs import token_batch_of_lengths
 from ...checks.scenarios import LM
 
 

@@ -5,8 +5,10 @@ import math
 import pytest
 import torch
 
-from autograder.checks.expect import (as_multiple, has_nan, kept_graphs, kind, number, shown, tensor_list_diff,
-                                      token_batch_of_lengths)
+from autograder.checks.compare import as_multiple, has_nan, tensor_list_diff
+from autograder.checks.inputs import token_batch_of_lengths
+from autograder.checks.messages import kept_graphs
+from autograder.checks.read import kind, number, shown
 
 LM = {"arch": "lm", "vocab": 11, "dim": 6, "seed": 4, "dtype": "float64"}
 # very different lengths: micro-batches of 2 hold 13, 3 and 18 counted tokens

@@ -2,7 +2,7 @@
 ungraded (checks/smoke.py)."""
 import torch
 
-from ...checks.expect import kind, shown
+from ...checks.read import kind, shown
 
 
 def case(student):

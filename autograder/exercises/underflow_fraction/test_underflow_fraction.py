@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from autograder.checks.expect import kind, number, shown
+from autograder.checks.read import kind, number, shown
 
 HINT = ("Hint: count the nonzero entries of `values`, then how many of those become exactly 0 "
         "after `values.to(dtype)`.")

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from autograder.checks.expect import classification_batch
+from autograder.checks.inputs import classification_batch
 from autograder.instructor.exercises.accumulate_gradients.oracles import full_batch_grads
 from autograder.instructor.exercises.dynamic_loss_scaler.oracles import torch_scales
 from autograder.instructor.exercises.master_weights.oracles import model_values

@@ -5,8 +5,9 @@ import random
 import pytest
 import torch
 
-from autograder.checks.expect import (classification_batch, has_nan, kind, number, regression_batch, shown,
-                                      tensor_list_diff, token_batch)
+from autograder.checks.compare import has_nan, tensor_list_diff
+from autograder.checks.inputs import classification_batch, regression_batch, token_batch
+from autograder.checks.read import kind, number, shown
 from autograder.instructor.exercises.accumulate_gradients.oracles import full_batch_grads
 from autograder.instructor.exercises.master_weights.oracles import model_values
 from autograder.instructor.exercises import memory

@@ -5,7 +5,9 @@ import random
 import pytest
 import torch
 
-from autograder.checks.expect import number, tensor_list_diff, why_scales_differ
+from autograder.checks.compare import tensor_list_diff
+from autograder.exercises.dynamic_loss_scaler.explain import why_scales_differ
+from autograder.checks.read import number
 from autograder.instructor.exercises.dynamic_loss_scaler.oracles import torch_scales
 
 

@@ -5,7 +5,7 @@ import random
 import pytest
 import torch
 
-from autograder.checks.expect import max_abs_diff, moved_with_the_model, tensor_list_diff
+from autograder.checks.compare import max_abs_diff, moved_with_the_model, tensor_list_diff
 from autograder.checks.scenarios import grads_off, master_scenario, model_inputs, update_error
 from autograder.instructor.exercises.master_weights.oracles import fp32_masters, model_values
 

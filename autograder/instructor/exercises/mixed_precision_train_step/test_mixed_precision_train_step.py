@@ -5,8 +5,9 @@ import random
 import pytest
 import torch
 
-from autograder.checks.expect import (classification_batch, kind, max_abs_diff, number, relative_error, shown,
-                                      token_batch)
+from autograder.checks.compare import max_abs_diff, relative_error
+from autograder.checks.inputs import classification_batch, token_batch
+from autograder.checks.read import kind, number, shown
 from autograder.instructor.exercises.master_weights.oracles import fp32_masters
 from autograder.instructor.exercises import memory
 

@@ -2,7 +2,7 @@
 recorded, right or wrong, comes with the grade."""
 import pytest
 
-from autograder.checks.expect import shown
+from autograder.checks.read import shown
 from autograder.instructor.quiz_key import PRACTICE_5_FEEDBACK
 
 

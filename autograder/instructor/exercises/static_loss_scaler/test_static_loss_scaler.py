@@ -4,7 +4,8 @@ import random
 import pytest
 import torch
 
-from autograder.checks.expect import kind, max_abs_diff, shown, tensor_list_diff
+from autograder.checks.compare import max_abs_diff, tensor_list_diff
+from autograder.checks.read import kind, shown
 
 INF, NAN = float("inf"), float("nan")
 

@@ -5,7 +5,9 @@ import random
 import pytest
 import torch
 
-from autograder.checks.expect import has_nan, number, shown, tensor_list_diff, token_batch_of_lengths
+from autograder.checks.compare import has_nan, tensor_list_diff
+from autograder.checks.inputs import token_batch_of_lengths
+from autograder.checks.read import number, shown
 from autograder.instructor.exercises.master_weights.oracles import model_values
 from autograder.instructor.exercises.token_accumulation.oracles import full_batch_token_grads
 from autograder.instructor.exercises import memory

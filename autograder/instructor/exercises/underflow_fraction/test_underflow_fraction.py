@@ -2,7 +2,9 @@
 import pytest
 import torch
 
-from autograder.checks.expect import kind, log_uniform, max_abs_diff, number, shown
+from autograder.checks.compare import max_abs_diff
+from autograder.checks.inputs import log_uniform
+from autograder.checks.read import kind, number, shown
 
 RANDOM = [
     pytest.param("float32", None, -40, 4, id="float32 values, default dtype"),

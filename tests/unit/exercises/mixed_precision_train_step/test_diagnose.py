@@ -1,7 +1,7 @@
 """autograder.exercises.mixed_precision_train_step.diagnose: each cause is named only when its scenario's values show
 it, and the reference shows none (the one-cause corpus, graded, is tests/test_rubric.py's)."""
 from autograder.backends import Reference
-from autograder.checks.expect import released
+from autograder.checks.released import released
 from autograder.exercises.mixed_precision_train_step import diagnose as diagnosis
 from autograder.instructor.reference import reference_namespace
 
