@@ -56,6 +56,13 @@ def tensor_list_diff(got: list, want: list, names=None):
     return worst, where
 
 
+def off_reference(got: list, want: list, names) -> tuple:
+    """(largest difference, where, largest reference value) of a student's gradients against the reference's:
+    a check judges the difference against the scale of what it compares."""
+    diff, where = tensor_list_diff(got, want, names)
+    return diff, where, max(float(w.abs().max()) for w in want)
+
+
 def relative_error(got: list, want: list, start: list) -> float:
     """||(got - start) - (want - start)|| / ||want - start|| over a list of tensors: how far one
     update is from another, relative to the update's own size (robust to a few elements that

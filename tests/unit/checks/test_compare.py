@@ -33,3 +33,10 @@ def test_relative_error_is_measured_against_the_updates_size():
     start, want = [torch.zeros(4)], [torch.ones(4)]
     assert compare.relative_error([torch.ones(4) * 1.1], want, start) == pytest.approx(0.1)
     assert compare.relative_error(start, start, start) == 0.0
+
+
+def test_off_reference_gives_the_difference_and_the_references_scale():
+    want = [torch.tensor([1.0, -4.0]), torch.tensor([[0.5]])]
+    got = [torch.tensor([1.0, -4.5]), torch.tensor([[0.5]])]
+    assert compare.off_reference(got, want, ["w", "b"]) == (*compare.tensor_list_diff(got, want, ["w", "b"]), 4.0)
+    assert compare.off_reference(want, want, ["w", "b"]) == (0.0, "", 4.0)
