@@ -9,7 +9,6 @@ from pathlib import Path
 
 import torch
 
-
 EXPECTED_FILE = Path(__file__).with_name("expected.pt")
 
 

@@ -44,6 +44,7 @@ def exercise_name(exercise_id: str) -> str:
     """A code exercise's "Exercise N": its number in lesson order."""
     return next(e.title for e in EXERCISES if e.id == exercise_id).split(":")[0]
 
+
 # what each field of a probe's answer is (checks/answers.py): the shared fields and each exercise's own
 FIELDS = merged({e.id: e.fields for e in EXERCISES})
 
