@@ -43,7 +43,7 @@ if not __name__.startswith("lesson20_"):
 
 
 @probe
-def toy_probe(ns):
+def toy_probe(ctx, ns):
     return {"clipped": 1.0}
 ''',
     f"autograder/exercises/{TOY}/test_{TOY}.py": '''

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.checks import harness
+from autograder.checks import models
 from autograder.checks.compare import max_abs_diff
 from autograder.checks.inputs import token_batch_of_lengths
 from autograder.instructor.exercises.accumulate_gradients.oracles import full_batch_grads
@@ -111,7 +111,7 @@ def test_accumulation_equals_one_float64_batch(n, micro, seed):
     spec = {"arch": "mlp", "sizes": [4, 6, 3], "seed": seed, "dtype": "float64"}
     g = torch.Generator().manual_seed(seed)
     inputs, targets = torch.randn(n, 4, generator=g, dtype=torch.float64), torch.randint(0, 3, (n,), generator=g)
-    model, seen = harness.recorded_model(spec)
+    model, seen = models.recorded_model(spec)
     for p in model.parameters():
         p.grad = torch.full_like(p, 5.0)  # stale
     loss = REF["accumulate_gradients"](model, F.cross_entropy, inputs, targets, micro)
@@ -122,7 +122,7 @@ def test_accumulation_equals_one_float64_batch(n, micro, seed):
 
 def sgd_step(micro, max_grad_norm=None, init_scale=2.0**16, lr=0.1):
     spec = {"arch": "mlp", "sizes": [5, 8, 3], "seed": 3, "dtype": "float16"}
-    model = harness.build_model(spec)
+    model = models.build_model(spec)
     masters = [p.detach().float().clone().requires_grad_(True) for p in model.parameters()]
     start = [m.detach().clone() for m in masters]
     g = torch.Generator().manual_seed(0)
@@ -163,7 +163,7 @@ def test_token_accumulation_equals_one_float64_batch(lengths, micro, masked, see
     """Every counted token weighs the same, however long the sequences and however they are split."""
     spec = {"arch": "lm", "vocab": 7, "dim": 4, "seed": seed, "dtype": "float64"}
     inputs, targets = token_batch_of_lengths([n + 1 for n in lengths], 7, seed, masked_prefix=masked)
-    model, seen = harness.recorded_model(spec)
+    model, seen = models.recorded_model(spec)
     if not (targets != -100).any():
         with pytest.raises(ValueError, match="token_accumulation"):
             REF["accumulate_token_gradients"](model, inputs, targets, micro)

@@ -18,7 +18,7 @@ from typing import Literal, get_args
 Kind = Literal["value", "report", "words", "measured"]
 KINDS = get_args(Kind)
 
-# the fields every probe's answer may carry (harness.run's words, harness.describe's value and reports) and those
+# the fields every probe's answer may carry (harness.run's words, plain_data.describe's value and reports) and those
 # several exercises' probes return; an exercise declares the fields only its own probes return in its folder
 # (Exercise.fields), and autograder/exercises/__init__.py merges them with these into FIELDS
 SHARED: dict = {

@@ -1,10 +1,10 @@
 """The probes: one driver per exercise that calls the student's code on plain inputs and reports what
 happened as plain data (a dict of tensors, numbers, strings, lists). The checks decide pass or fail.
 
-Each exercise's probes are in its folder (autograder/exercises/<id>/probes.py), built from harness.py; importing
-this module imports them all, in lesson order, and `@probe` registers each in harness.PROBES. In the sandbox,
-harness.py and then those files (sandbox/isolation.py, PROBE_FILES) are executed into one namespace, and nothing is
-imported.
+Each exercise's probes are in its folder (autograder/exercises/<id>/probes.py), built from harness.py, models.py
+and plain_data.py; importing this module imports them all, in lesson order, and `@probe` registers each in
+harness.PROBES. In the sandbox, those three and then the exercises' files (sandbox/isolation.py, PROBE_FILES) are
+executed into one namespace, and nothing is imported.
 
 A probe reports values: what the code returned, and what it left in the objects the probe handed it, read
 back through the references the probe held before the call (a caller's view). What it observes besides

@@ -7,7 +7,7 @@ import math
 import torch
 
 from .compare import max_abs_diff, moved_by
-from .harness import build_model
+from .models import build_model
 
 # SGD on the masters (probe make_master_params): 4 steps of -LR * pull, |pull| in [0.5, 1]: each step is below
 # half of fp16's resolution at most weights (2^-12 at 0.25), so only an fp32 master adds them all up

@@ -140,17 +140,15 @@ class Template(Replies):
             [] if threads == 1 else ["running code of its own while the grader forks (a thread)"])
 
     def fresh_probes(self) -> dict:
-        """A new copy of the probes for each request, with the objects they hand out from a second copy."""
-        props, namespace = {"__name__": "lesson20_props"}, {"__name__": "lesson20_probes"}
-        for code in self.probes_code:
-            self.exec_(code, props)
+        """A new copy of the probes, for one request."""
+        return self.fresh_namespace("lesson20_probes")
+
+    def fresh_namespace(self, name: str) -> dict:
+        """The probes' files executed into a new namespace: each request has two, the probes' own and the one the
+        objects they hand to the student's code come from (harness.Context's props)."""
+        namespace = {"__name__": name}
         for code in self.probes_code:
             self.exec_(code, namespace)
-        namespace["PROPS"] = props
-        namespace["TRUSTED"] = props["TRUSTED"] = self.trusted
-        # the sandbox's own traceback reader, bound before any student code (what the probes' files would look
-        # up now, `types` or `BaseException`, the notebook may have rebound)
-        namespace["traceback_entries"] = props["traceback_entries"] = self.traceback_entries
         return namespace
 
     def traceback_entries(self, tb) -> list:
@@ -233,7 +231,8 @@ class Child(Template):
             self.trusted, self.take_flags, checking = self.parts.guard.install(self.library_roots, self.internal_files)
         self.changed = self.parts.guard.integrity_check(nb.guarded_namespaces(self.torch),
                                                         self.parts.guard.library_files(self.library_roots))
-        describe = self.fresh_probes()["describe_exception"]
+        describe_exception, entries = self.fresh_probes()["describe_exception"], self.traceback_entries
+        describe = lambda exc: describe_exception(exc, entries)  # noqa: E731
         problems = nb.load_cells(notebook.get("cells", []), self.namespace, describe, notebook.get("cell_seconds", 0),
                                  lambda index: self.send({"cell": index}), self.zygote_alive, self.trusted, shell)
         with self.trusted:  # freed heap memory goes back to the system: the grader's memory baseline holds no cache
@@ -286,10 +285,13 @@ class Child(Template):
         process = self.parts.process
         process.cpu_budget(request.get("cpu_seconds"))
         spec = self.load(io.BytesIO(data), weights_only=True)
+        # the probes' traceback reader is the sandbox's own, bound before any student code (what the probes' files
+        # would look up now, `types` or `BaseException`, the notebook may have rebound)
+        props = self.fresh_namespace("lesson20_props")
         probes = self.fresh_probes()
         restore = self.parts.standins.bind_stand_ins(self.namespace, stand_ins, bind)
         try:
-            answer = probes["run"](self.namespace, request["probe"], spec)
+            answer = probes["run"](self.namespace, request["probe"], spec, "cpu", props, self.traceback_entries)
         finally:
             restore()
         if not self.zygote_alive():  # the code killed the zygote: the sandbox is going down, this probe did it

@@ -25,7 +25,7 @@ PACKAGE = HERE.parent  # autograder/
 BOX = "/sandbox"
 # the probes' files, derived from the exercises' folders: the child executes them in this order, after checking
 # them against the grader's hashes (session.PROBES_SHA256), and its audit guard holds them as the grader's own
-PROBE_FILES = (PACKAGE / "checks" / "harness.py", *part_files("probes"))
+PROBE_FILES = (*(PACKAGE / "checks" / name for name in ("plain_data.py", "models.py", "harness.py")), *part_files("probes"))
 WEAK_ISOLATION = ("bubblewrap (bwrap) was not found: submissions run in a resource-limited subprocess "
                   "that can still read your files and use the network. Install it (apt-get install "
                   "bubblewrap) before grading work you do not trust.")

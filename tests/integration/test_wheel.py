@@ -32,7 +32,8 @@ STUDENT_MODULES = [  # what the notebooks and `python -m autograder check` run o
                                                   "process", "notebook", "cleanup", "standins", "child", "guard")),
     "autograder/checks/__init__.py", *(f"autograder/checks/{name}.py" for name in (
         "read", "compare", "inputs", "messages", "released")),
-    "autograder/checks/harness.py", "autograder/checks/probes.py", "autograder/checks/pytest.ini", "autograder/checks/expected.pt",
+    "autograder/checks/harness.py", "autograder/checks/plain_data.py", "autograder/checks/models.py",
+    "autograder/checks/probes.py", "autograder/checks/pytest.ini", "autograder/checks/expected.pt",
     "autograder/checks/smoke.py", "autograder/exercises/__init__.py", "autograder/exercises/order.py",
     # each exercise's student side, whole: its declaration, probes, visible checks, smoke case and diagnosis
     *sorted(p.relative_to(ROOT).as_posix() for p in EXERCISES_DIR.glob("*/*.py")),

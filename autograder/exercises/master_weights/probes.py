@@ -1,28 +1,30 @@
 """The master weights' probes: plain inputs in, plain data out (see checks/probes.py).
 
-In the sandbox this file is executed into the probes' namespace after checks/harness.py (what it imports
-below is already there); imported as a module, it takes those names from harness.
+In the sandbox this file is executed into the probes' namespace after checks/plain_data.py, models.py and
+harness.py (what it imports below is already there); imported as a module, it takes those names from them.
+Each probe is called with the request's harness.Context and the student's namespace.
 """
 import torch
 
 if not __name__.startswith("lesson20_"):  # imported as a module (a kernel, the checks' process)
-    from ...checks.harness import (attr, call, dtype_name, grads_of, lookup, make_leaves, plain_tensor, probe, prop,
-                                   shares_memory, values_of)
+    from ...checks.harness import lookup, probe
+    from ...checks.models import grads_of, make_leaves, shares_memory, values_of
+    from ...checks.plain_data import attr, dtype_name, plain_tensor
 
 
 @probe
-def make_master_params(ns, model, inputs=None, change=None, pulls=None, lr=2.0 ** -14, steps=4):
+def make_master_params(ctx, ns, model, inputs=None, change=None, pulls=None, lr=2.0 ** -14, steps=4):
     """Make the masters, then use them as training does. inputs: the model is trained on them next (its
     gradients, read through the parameters held before the call, show whether it was left as it was). change:
     added to the model afterwards (masters that alias it move too). pulls: `steps` SGD steps on the masters of
     the loss sum(master * pull), each moving a master by -lr * pull: only an fp32 leaf that requires grad, in a
     container an optimizer can take after it was read once, moves by all of them."""
     fn = lookup(ns, "make_master_params")
-    net = prop("build_model")(model)
+    net = ctx.model(model)
     params = list(net.parameters())
     before = values_of(params)
     grad_flags = [bool(attr(p, "requires_grad")) for p in params]
-    returned = call("make_master_params(model)", fn, net)
+    returned = ctx.call("make_master_params(model)", fn, net)
     after = list(net.parameters())
     out = {"type": type(returned).__name__,
            # the model as make_master_params left it: the same parameter objects, values, dtypes and flags
@@ -94,16 +96,16 @@ def updated(returned, masters: list, pulls: list, lr: float, steps: int):
 
 
 @probe
-def model_grads_to_master_grads(ns, model, grads, masters, master_grads, as_generator=False, change=None):
+def model_grads_to_master_grads(ctx, ns, model, grads, masters, master_grads, as_generator=False, change=None):
     """change: added to the model's .grad afterwards (a master .grad that aliases it moves too)."""
     fn = lookup(ns, "model_grads_to_master_grads")
-    net = prop("build_model")(model)
+    net = ctx.model(model)
     params = list(net.parameters())
     for p, g in zip(params, grads):
         p.grad = None if g is None else g.clone().to(p.dtype)
     master_leaves = make_leaves(masters, master_grads)
     arg = net.parameters() if as_generator else params
-    call("model_grads_to_master_grads(model_params, master_params)", fn, arg, master_leaves)
+    ctx.call("model_grads_to_master_grads(model_params, master_params)", fn, arg, master_leaves)
     out = {"master_grads": grads_of(master_leaves),
            "master_grad_dtypes": [None if attr(m, "grad") is None else dtype_name(attr(m, "grad"))
                                   for m in master_leaves]}
@@ -116,17 +118,17 @@ def model_grads_to_master_grads(ns, model, grads, masters, master_grads, as_gene
 
 
 @probe
-def master_params_to_model_params(ns, model, masters, as_generator=False, inputs=None, change=None):
+def master_params_to_model_params(ctx, ns, model, masters, as_generator=False, inputs=None, change=None):
     """The model's values after the copy, read through the parameters held before it; inputs: the model is then
     trained on them (a copy tracked by autograd, or parameters that no longer require grad, show in its
     gradients); change: added to the model afterwards (masters it now shares memory with move too)."""
     fn = lookup(ns, "master_params_to_model_params")
-    net = prop("build_model")(model)
+    net = ctx.model(model)
     params = list(net.parameters())
     dtypes = [attr(p, "dtype") for p in params]
     master_leaves = make_leaves(masters, [None] * len(masters))
     arg = net.parameters() if as_generator else params
-    call("master_params_to_model_params(model_params, master_params)", fn, arg, master_leaves)
+    ctx.call("master_params_to_model_params(model_params, master_params)", fn, arg, master_leaves)
     after = list(net.parameters())
     out = {
         "values": values_of(params),

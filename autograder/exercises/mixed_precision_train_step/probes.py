@@ -1,28 +1,30 @@
 """The training step's probe: plain inputs in, plain data out (see checks/probes.py).
 
-In the sandbox this file is executed into the probes' namespace after checks/harness.py (what it imports
-below is already there); imported as a module, it takes those names from harness.
+In the sandbox this file is executed into the probes' namespace after checks/plain_data.py, models.py and
+harness.py (what it imports below is already there); imported as a module, it takes those names from them.
+Each probe is called with the request's harness.Context and the student's namespace.
 """
 import torch
 
 if not __name__.startswith("lesson20_"):  # imported as a module (a kernel, the checks' process)
-    from ...checks.harness import (call, describe, dtype_name, grads_of, graphs_alive, kwargs_text, lookup,
-                                   make_leaves, make_optimizer, probe, prop, recorded_model, state_of, values_of)
+    from ...checks.harness import lookup, probe
+    from ...checks.models import grads_of, graphs_alive, make_leaves, make_optimizer, state_of, values_of
+    from ...checks.plain_data import describe, dtype_name, kwargs_text
 
 
 @probe
-def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_size, optimizer,
+def mixed_precision_train_step(ctx, ns, model, masters, batches, loss, micro_batch_size, optimizer,
                                scaler=None, max_grad_norm=None, stale_grads=False, at_most=None):
     """Run the student's step once per (inputs, targets) in `batches`; report everything it touched, the model
     read through the parameters held before the first call. at_most: the model's first layer returns NaN for a
     call of more examples."""
     fn = lookup(ns, "mixed_precision_train_step")
-    Scaler = prop("counting")(lookup(ns, "DynamicLossScaler"))
-    net, seen = recorded_model(model, at_most)
+    Scaler = ctx.prop("counting")(lookup(ns, "DynamicLossScaler"))
+    net, seen = ctx.recorded_model(model, at_most)
     params = list(net.parameters())
     master_leaves = make_leaves(masters, [None] * len(masters))
     opt = make_optimizer(master_leaves, optimizer)
-    scaler_obj = call(f"DynamicLossScaler({kwargs_text(scaler or {})})", Scaler, **(scaler or {}))
+    scaler_obj = ctx.call(f"DynamicLossScaler({kwargs_text(scaler or {})})", Scaler, **(scaler or {}))
     steps, most = [], 0
     for i, (inputs, targets) in enumerate(batches):
         if stale_grads:
@@ -36,8 +38,8 @@ def mixed_precision_train_step(ns, model, masters, batches, loss, micro_batch_si
                 + (f" [call {i + 1}]" if len(batches) > 1 else ""))
         losses = []  # a report: (dtype of the output loss_fn was given, the loss) per call of it
         with graphs_alive(seen) as graphs:
-            result = call(what, fn, net, master_leaves, opt, scaler_obj, prop("recorded_loss")(
-                prop("LOSSES")[loss], losses), inputs, targets, micro_batch_size, max_grad_norm)
+            result = ctx.call(what, fn, net, master_leaves, opt, scaler_obj, ctx.prop("recorded_loss")(
+                ctx.prop("LOSSES")[loss], losses), inputs, targets, micro_batch_size, max_grad_norm)
         most = max(most, graphs["most"])
         steps.append({
             "returned": describe(result),

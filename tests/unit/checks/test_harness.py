@@ -1,66 +1,64 @@
-"""autograder.checks.harness: what the probes are built from. Descriptions are plain data that say what a
-value is (not what it claims), the models are the same from the same spec in every process, and the
-recording layer sees each forward call's batch. Expected values come from torch itself, computed here."""
+"""autograder.checks.harness: a probe is handed its Context (where the objects it hands to the student's code
+come from, the device, the traceback reader) as an argument; nothing of a request is left in a module global."""
+import pytest
 import torch
 
-from autograder.checks import harness
+from autograder.checks import harness, models
+
+SPEC = {"arch": "mlp", "sizes": [3, 2], "seed": 0}
 
 
-def test_a_float_subclass_is_described_by_what_it_holds_not_what_it_says():
-    class Lying(float):
-        def __eq__(self, other):
-            return True
-    described = harness.describe(Lying(0.25))
-    assert described["type"] == "float" and type(described["value"]) is float and described["value"] == 0.25
-    assert described["subclass"] == "Lying"
+@pytest.fixture
+def context_probe():
+    """A probe, registered for the test, that reports what its Context gave it."""
+    @harness.probe
+    def context_probe(ctx, ns, spec, values=None):
+        model = ctx.model(spec)
+        recorded, sizes = ctx.recorded_model(spec)
+        result = ctx.call("fn(model)", harness.lookup(ns, "fn"), model)
+        return {"model_device": str(next(model.parameters()).device), "recorded_type": type(recorded).__name__,
+                "values_device": None if values is None else str(values.device), "result": result,
+                "loss": ctx.prop("LOSSES") is models.LOSSES}
+    yield "context_probe"
+    del harness.PROBES["context_probe"]
 
 
-def test_tensors_come_back_plain_and_detached_and_lists_are_cut_at_eight():
-    class Sub(torch.Tensor):
-        pass
-    t = torch.arange(3.0, requires_grad=True) * 2
-    described = harness.describe(t.as_subclass(Sub))
-    assert type(described["value"]) is torch.Tensor and not described["value"].requires_grad
-    assert torch.equal(described["value"], t.detach()) and described["dtype"] == "float32"
-    listed = harness.describe(list(range(10)))
-    assert listed["length"] == 10 and [d["value"] for d in listed["items"]] == list(range(8))
+def test_the_objects_handed_out_come_from_the_props_namespace_given(context_probe):
+    built = []
+
+    def build_model(spec, sizes=None, at_most=None, device=None):
+        built.append(device)
+        return models.build_model(spec, sizes, at_most, device)
+
+    props = {**vars(models), "build_model": build_model}
+    props["recorded_model"] = lambda spec, at_most=None, device=None: (build_model(spec, [], at_most, device), [])
+    obs = harness.run({"fn": lambda model: 1.5}, context_probe, {"spec": SPEC}, props=props)
+    assert obs["status"] == "ok" and obs["result"] == 1.5 and built == [torch.device("cpu")] * 2
+    assert obs["loss"] is True  # LOSSES comes from props too, which holds models' own here
 
 
-def test_the_same_spec_builds_the_same_model_in_its_dtype():
-    for spec in ({"arch": "mlp", "sizes": [4, 6, 3], "seed": 3, "dtype": "float16"},
-                 {"arch": "embed", "vocab": 7, "dim": 4, "classes": 3, "seed": 4},
-                 {"arch": "lm", "vocab": 9, "dim": 4, "seed": 5, "dtype": "bfloat16"}):
-        a, b = harness.build_model(spec), harness.build_model(spec)
-        assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
-        assert {p.dtype for p in a.parameters()} == {harness.DTYPES[spec.get("dtype", "float32")]}
+def test_without_props_the_objects_come_from_the_modules_and_the_device_is_the_requests(context_probe):
+    obs = harness.run({"fn": lambda model: 0}, context_probe, {"spec": SPEC, "values": torch.ones(2)}, device="meta")
+    assert obs["status"] == "ok" and obs["model_device"] == "meta" and obs["values_device"] == "meta"
+    assert obs["recorded_type"] == "Sequential"
+    # nothing of the request stays behind: the next model is built on the CPU
+    assert next(models.build_model(SPEC).parameters()).device.type == "cpu"
 
 
-def test_frozen_and_unused_parameters_get_no_gradient():
-    model = harness.build_model({"arch": "mlp", "sizes": [4, 5, 2], "seed": 1, "frozen": "0.bias", "unused": True})
-    model(torch.ones(3, 4)).sum().backward()
-    grads = {name: p.grad for name, p in model.named_parameters()}
-    assert grads["0.bias"] is None and grads["unused"] is None and grads["0.weight"] is not None
+def test_the_student_raising_is_described_with_the_traceback_reader_given(context_probe):
+    seen = []
+
+    def reader(tb):
+        seen.append(tb)
+        return [("<cell 2>", 4, "fn")]
+
+    def fn(model):
+        raise RuntimeError("no")
+
+    obs = harness.run({"fn": fn}, context_probe, {"spec": SPEC}, entries=reader)
+    assert obs["status"] == "raised" and obs["call"] == "fn(model)" and obs["type"] == "RuntimeError"
+    assert seen and obs["where"].startswith("line 4 in fn()")
 
 
-def test_the_recording_layer_sees_each_forward_call_batch():
-    model, sizes = harness.recorded_model({"arch": "mlp", "sizes": [4, 5, 2], "seed": 1})
-    plain = harness.build_model({"arch": "mlp", "sizes": [4, 5, 2], "seed": 1})
-    x = torch.randn(8, 4)
-    assert torch.equal(torch.cat([model(x[:3]), model(x[3:])]), plain(x))
-    assert sizes == [3, 5]
-
-
-def test_a_first_layer_given_at_most_returns_nan_beyond_it_and_the_model_otherwise():
-    model, sizes = harness.recorded_model({"arch": "mlp", "sizes": [4, 5, 2], "seed": 1}, at_most=3)
-    plain = harness.build_model({"arch": "mlp", "sizes": [4, 5, 2], "seed": 1})
-    x = torch.randn(8, 4)
-    assert torch.equal(model(x[:3]), plain(x[:3])) and bool(model(x[3:]).isnan().all())
-    assert sizes == [3, 5]
-    assert type(harness.describe((1, 2))["items"]) is tuple and type(harness.describe([1, 2])["items"]) is list
-
-
-def test_leaves_are_copies_with_their_gradients():
-    value, grad = torch.ones(2), torch.full((2,), 3.0)
-    leaf, bare = harness.make_leaves([value, value], [grad, None], torch.float16)
-    assert leaf.is_leaf and leaf.requires_grad and leaf.dtype == torch.float16 and bare.grad is None
-    assert torch.equal(leaf.grad, grad.half()) and not harness.shares_memory(leaf, value)
+def test_a_missing_name_is_reported_not_raised(context_probe):
+    assert harness.run({}, context_probe, {"spec": SPEC}) == {"status": "missing", "name": "fn"}

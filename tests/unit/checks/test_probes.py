@@ -51,7 +51,8 @@ def test_torch_defaults_are_the_usual_ones_inside_and_the_callers_after():
 
 def test_in_the_sandbox_the_files_run_in_one_namespace_and_import_nothing_of_the_package(monkeypatch):
     """As the sandbox's worker loads them (isolation.PROBE_FILES): executed in order into one namespace,
-    probes.py takes harness.py's names from that namespace, not from an import of this package."""
+    each probes.py takes harness.py's, models.py's and plain_data.py's names from that namespace, not from an
+    import of this package."""
     from autograder.checks import harness
     from autograder.sandbox.isolation import probe_files
     monkeypatch.setattr(harness, "run", None)  # an import of the package would find this

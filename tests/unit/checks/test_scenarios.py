@@ -4,7 +4,7 @@ import math
 import torch
 
 from autograder.checks import probes, scenarios
-from autograder.checks.harness import build_model
+from autograder.checks.models import build_model
 
 MLP16 = {"arch": "mlp", "sizes": [4, 6, 3], "seed": 3, "dtype": "float16"}
 

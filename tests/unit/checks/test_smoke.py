@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from autograder.backends import LocalStudent
-from autograder.checks import harness, smoke
+from autograder.checks import harness, models, smoke
 from autograder.instructor.reference import reference_namespace
 from autograder.items import AUTO_ITEMS
 
@@ -50,6 +50,7 @@ def test_the_probes_put_models_and_the_specs_tensors_on_the_device_and_put_the_c
     moved = harness.on_device(spec, torch.device("meta"))
     assert moved["values"].is_meta and all(t.is_meta for pair in moved["batches"] for t in pair) and moved["n"] == 3
     assert harness.on_device(spec, torch.device("cpu")) is spec
-    with harness.placed(torch.device("meta")):
-        model = harness.build_model({"arch": "mlp", "sizes": [3, 2], "seed": 0})
-    assert all(p.is_meta for p in model.parameters()) and harness.DEVICE == torch.device("cpu")
+    context = harness.Context(vars(models), torch.device("meta"), None)
+    model = context.model({"arch": "mlp", "sizes": [3, 2], "seed": 0})
+    assert all(p.is_meta for p in model.parameters())
+    assert all(p.device.type == "cpu" for p in models.build_model({"arch": "mlp", "sizes": [3, 2], "seed": 0}).parameters())

@@ -5,16 +5,16 @@ Computes graded answers, so it stays on the instructor's side (see instructor/or
 import torch
 
 from ....backends import remembered
-from ....checks import harness
+from ....checks import models
 
 
 @remembered
 def full_batch_grads(model_spec: dict, loss: str, inputs, targets, dtype=torch.float64):
     """The oracle for accumulation: one backward over the whole batch, in float64 by default."""
-    model = harness.build_model(model_spec).to(dtype)
+    model = models.build_model(model_spec).to(dtype)
     x = inputs.to(dtype) if inputs.is_floating_point() else inputs
     y = targets.to(dtype) if targets.is_floating_point() else targets
-    value = harness.LOSSES[loss](model(x), y)
+    value = models.LOSSES[loss](model(x), y)
     value.backward()
     return [None if p.grad is None else p.grad.detach() for p in model.parameters()], float(value.detach())
 

@@ -5,13 +5,13 @@ Computes graded answers, so it stays on the instructor's side (see instructor/or
 import torch
 
 from ....backends import remembered
-from ....checks import harness
+from ....checks import models
 
 
 @remembered
 def model_values(model_spec: dict):
     """A model's initial parameter values, as plain tensors in its own dtype."""
-    return [p.detach().clone() for p in harness.build_model(model_spec).parameters()]
+    return [p.detach().clone() for p in models.build_model(model_spec).parameters()]
 
 
 @remembered
@@ -19,7 +19,7 @@ def trained_grads(model_spec: dict, inputs, values=None):
     """The oracle for a model left as it should be: its gradients after one forward and backward on `inputs`
     (the loss the probes train it with, in the model's own dtype), its parameters first set to `values`
     rounded to their dtype, if given."""
-    model = harness.build_model(model_spec)
+    model = models.build_model(model_spec)
     with torch.no_grad():
         for p, v in zip(model.parameters(), values or []):
             p.copy_(v)
