@@ -20,7 +20,7 @@ import contextlib
 import torch
 
 if not __name__.startswith("lesson20_"):  # imported as a module (a kernel, the checks' process)
-    from .models import LOSSES, build_model, counting, recorded_loss, recorded_model  # noqa: F401  (the props)
+    from .models import LOSSES, build_model, counting, graphs_alive, recorded_loss, recorded_model  # noqa: F401
     from .plain_data import describe_exception, traceback_entries
 
 PROBES = {}
@@ -57,6 +57,12 @@ class Context:
     def recorded_model(self, spec: dict, at_most: int = None):
         """(model, sizes): models.recorded_model, from `props`, on the Context's device."""
         return self.props["recorded_model"](spec, at_most, self.device)
+
+    def graphs_alive(self, calls: list):
+        """models.graphs_alive, from `props`: its hooks are torch's global saved-tensor hooks while a call runs,
+        where the student's code can find them, so they and what their functions' globals hold are the copy the
+        student's code is handed anyway, never the probes' own namespace."""
+        return self.props["graphs_alive"](calls)
 
     def describe_exception(self, exc: BaseException) -> dict:
         return describe_exception(exc, self.entries)

@@ -39,8 +39,14 @@ import sys
 # but the child's own locals) it is denied without a flag; while the checks run it is flagged
 INTROSPECTION = {"reading the interpreter's frames", "tracing the interpreter", "profiling the interpreter",
                  "listing every object through the garbage collector", "finding objects through the garbage collector"}
-# library functions that hand the frames they read back to their caller
-HANDS_FRAMES_BACK = {"currentframe", "stack", "trace", "getouterframes", "getinnerframes", "walk_stack", "walk_tb"}
+# library functions that hand the frames they or the functions they call read back to their caller, when
+# student code calls them (bdb's and asyncio's get_stack among them)
+HANDS_FRAMES_BACK = {"currentframe", "stack", "trace", "getouterframes", "getinnerframes", "walk_stack", "walk_tb",
+                     "get_stack"}
+# library functions that read the frame of the code that calls them and keep what they read (the caller's module
+# name, a printed stack): the only ones student code may call itself; any other library function that reads a
+# frame may hand it back (logging.currentframe is a lambda), so it reads frames only when library code called it
+KEEPS_FRAMES = {"namedtuple", "print_stack", "format_stack", "extract_stack"}
 TRACING = {"sys.settrace": "tracing the interpreter", "sys.setprofile": "profiling the interpreter"}
 ALWAYS_DENIED = {
     "sys._current_frames": "reading every thread's frame",
@@ -112,11 +118,21 @@ def install(library_roots, internal_files):
 
     def library_reader() -> bool:
         """The code whose action raised the event is library code (frame 3: frames 0 to 2 are this function,
-        judge() and hook()), and does not hand what it read back to student code."""
+        judge() and hook()), and does not hand what it read back to student code: the library function the
+        student's code called (the outermost of the library's frames under it) is none that hands frames back,
+        and is the reader itself only if it keeps what it reads (KEEPS_FRAMES). Library code all the way up (a
+        thread of the library's own) may read frames."""
         reader = getframe(3)
         if reader is None or not is_library(reader):
             return reader is None
-        return reader.f_code.co_name not in HANDS_FRAMES_BACK or is_library(reader.f_back)
+        entry = reader
+        while entry.f_back is not None and is_library(entry.f_back):
+            entry = entry.f_back
+        if entry.f_back is None:
+            return True
+        if entry is reader:
+            return reader.f_code.co_name in KEEPS_FRAMES
+        return entry.f_code.co_name not in HANDS_FRAMES_BACK
 
     def flagged(what: str):
         if what in INTROSPECTION and not state["checking"]:

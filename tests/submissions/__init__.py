@@ -352,13 +352,14 @@ def _all_variants() -> dict:
     from .contract import CONTRACT_BUGS
     from .hostile_round6 import REDTEAM_ROUND6
     from .hostile_round7 import HOSTILE_ROUND7
+    from .hostile_round8 import HOSTILE_ROUND8
     from .hostile_redteam import HOSTILE_REDTEAM
     from .realistic import REALISTIC
     everything = [Variant("reference", "reference", doc="the instructor's code, as a student would submit it"),
                   Variant("stub", "stub", doc="the released student notebook, untouched"),
                   *BUGGY, *ALTERNATIVES, *HOSTILE, *HOSTILE_GUARD, *HOSTILE_DECODING, *HOSTILE_ORACLE, *REALISTIC,
                   *HOSTILE_HTML, *HOSTILE_REDTEAM, *HONEST, *HOSTILE_READING, *HOSTILE_ROUND5, *MAGICS, *CONTRACT_BUGS, *REDTEAM_ROUND6,
-                  *HOSTILE_ROUND7,
+                  *HOSTILE_ROUND7, *HOSTILE_ROUND8,
                   *GPU, *HOSTILE_FORGING, *HOSTILE_LEAK]
     by_name = {}
     for v in everything:

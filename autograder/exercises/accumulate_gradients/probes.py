@@ -8,7 +8,7 @@ import torch
 
 if not __name__.startswith("lesson20_"):  # imported as a module (a kernel, the checks' process)
     from ...checks.harness import lookup, probe
-    from ...checks.models import grads_of, graphs_alive, values_of
+    from ...checks.models import grads_of, values_of
     from ...checks.plain_data import describe
 
 
@@ -26,7 +26,7 @@ def accumulate_gradients(ctx, ns, model, inputs, targets, loss, micro_batch_size
             if p.requires_grad:
                 p.grad = torch.full_like(p, 3.0)
     what = f"accumulate_gradients(model, {loss}, batch of {len(inputs)}, micro_batch_size={micro_batch_size})"
-    with graphs_alive(batches) as graphs:
+    with ctx.graphs_alive(batches) as graphs:
         result = ctx.call(what, fn, net, ctx.prop("LOSSES")[loss], inputs, targets, micro_batch_size)
     out = {"returned": describe(result), "grads": grads_of(params), "batches": batches, "graphs_alive": graphs["most"],
            "names": [name for name, _ in net.named_parameters()], "weights": values_of(params)}

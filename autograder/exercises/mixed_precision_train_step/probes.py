@@ -8,7 +8,7 @@ import torch
 
 if not __name__.startswith("lesson20_"):  # imported as a module (a kernel, the checks' process)
     from ...checks.harness import lookup, probe
-    from ...checks.models import grads_of, graphs_alive, make_leaves, make_optimizer, state_of, values_of
+    from ...checks.models import grads_of, make_leaves, make_optimizer, state_of, values_of
     from ...checks.plain_data import describe, dtype_name, kwargs_text
 
 
@@ -37,7 +37,7 @@ def mixed_precision_train_step(ctx, ns, model, masters, batches, loss, micro_bat
                 f"batch of {len(inputs)}, micro_batch_size={micro_batch_size}, max_grad_norm={max_grad_norm})"
                 + (f" [call {i + 1}]" if len(batches) > 1 else ""))
         losses = []  # a report: (dtype of the output loss_fn was given, the loss) per call of it
-        with graphs_alive(seen) as graphs:
+        with ctx.graphs_alive(seen) as graphs:
             result = ctx.call(what, fn, net, master_leaves, opt, scaler_obj, ctx.prop("recorded_loss")(
                 ctx.prop("LOSSES")[loss], losses), inputs, targets, micro_batch_size, max_grad_norm)
         most = max(most, graphs["most"])

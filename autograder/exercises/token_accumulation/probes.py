@@ -8,7 +8,7 @@ import torch
 
 if not __name__.startswith("lesson20_"):  # imported as a module (a kernel, the checks' process)
     from ...checks.harness import StudentRaised, lookup, probe
-    from ...checks.models import grads_of, graphs_alive, values_of
+    from ...checks.models import grads_of, values_of
     from ...checks.plain_data import describe, shape_text
 
 
@@ -29,7 +29,7 @@ def token_accumulation(ctx, ns, model, inputs, targets, micro_batch_size, ignore
             + "".join(f", {k}={v}" for k, v in kwargs.items()) + ")")
     out = {"names": [name for name, _ in net.named_parameters()], "batches": batches}
     try:
-        with graphs_alive(batches) as graphs:
+        with ctx.graphs_alive(batches) as graphs:
             result = fn(net, inputs, targets, micro_batch_size, **kwargs)
     except NotImplementedError as exc:
         raise StudentRaised(what, ctx.describe_exception(exc)) from None

@@ -123,3 +123,25 @@ def test_no_two_probe_files_define_the_same_name():
                                  [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]))
     assert len(PROBE_FILES) > 2 and names["probe"] == 1
     assert not [name for name, count in names.items() if count > 1]
+
+
+def test_the_hooks_set_while_the_code_runs_lead_only_to_the_copy_it_is_handed():
+    """torch's saved-tensor hooks are global while the student's code runs, where that code can read them: their
+    functions' globals are the props copy (whose objects the code is handed anyway), never the probes' own
+    namespace, whose names the probe calls after the code returns. Executed as the sandbox executes the files."""
+    from autograder.sandbox.isolation import probe_files
+    probes_namespace, props = {"__name__": "lesson20_probes"}, {"__name__": "lesson20_props"}
+    for namespace in (props, probes_namespace):
+        for path in probe_files(isolate=False):
+            with open(path) as f:
+                exec(compile(f.read(), path, "exec"), namespace)
+    seen = []
+
+    def accumulate_gradients(net, loss_fn, x, y, micro):
+        seen.append(torch._C._autograd._top_saved_tensors_default_hooks(False)[0].__globals__)
+        return reference_namespace()["accumulate_gradients"](net, loss_fn, x, y, micro)
+    spec = dict(model={"arch": "mlp", "sizes": [3, 4, 2], "seed": 0}, inputs=torch.randn(4, 3),
+                targets=torch.tensor([0, 1, 0, 1]), loss="cross_entropy", micro_batch_size=2)
+    obs = probes_namespace["run"]({"accumulate_gradients": accumulate_gradients}, "accumulate_gradients", spec,
+                                  "cpu", props)
+    assert obs["status"] == "ok" and seen and all(g is props for g in seen)

@@ -51,6 +51,11 @@ def run(body: str, checking: bool = True) -> dict:
     "import inspect; inspect.currentframe().f_back",
     "import inspect; inspect.stack()",
     "import traceback; list(traceback.walk_stack(None))",
+    # library functions that hand back a frame they read, under names of their own
+    "import logging; logging.currentframe()",
+    "import bdb\ntry:\n    1 / 0\nexcept Exception as e:\n    bdb.Bdb().get_stack(None, e.__traceback__)",
+    "import inspect\ntry:\n    1 / 0\nexcept Exception:\n    inspect.trace()",
+    "import traceback\ntry:\n    1 / 0\nexcept Exception as e:\n    next(traceback.walk_tb(e.__traceback__))",
     "try:\n    1 / 0\nexcept Exception as e:\n    e.__traceback__.tb_frame",
     "def g():\n    yield 1\ng().gi_frame",
     "import gc; gc.get_objects()",
