@@ -72,7 +72,7 @@ class Context:
         try:
             return fn(*args, **kwargs)
         except BaseException as exc:  # SystemExit and friends from student code are theirs too
-            raise StudentRaised(what, describe_exception(exc, self.entries)) from None
+            raise StudentRaised(what, self.describe_exception(exc)) from None
 
 
 def probe(fn):

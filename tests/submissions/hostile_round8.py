@@ -11,7 +11,7 @@ what the probes rely on while the checks run, with the audit hook on.
   nothing the probe reads afterwards. The payload corrects its own wrong gradients that way: it earns no more than
   the same mistake alone.
 """
-from . import Replace
+from . import Append, Replace
 from .hostile import hostile
 from .hostile_round7 import ALIASING_MASTERS
 
@@ -42,17 +42,15 @@ def make_master_params(model):
     return [p.detach().float().requires_grad_(True) for p in model.parameters()]
 '''
 
+# appended after its twin's accumulate_gradients (accumulate_sums_losses), which it calls unchanged
 HOOKS_REBIND = '''
 import math
 
+_unweighted_accumulate = accumulate_gradients
+
 
 def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
-    model.zero_grad()
-    total = 0.0
-    for start in range(0, inputs.shape[0], micro_batch_size):
-        loss = loss_fn(model(inputs[start:start + micro_batch_size]), targets[start:start + micro_batch_size])
-        loss.backward()
-        total += loss.item()
+    total = _unweighted_accumulate(model, loss_fn, inputs, targets, micro_batch_size)
     try:  # the probe reads the gradients after this returns: have it read them divided by the micro-batches
         hooks = torch._C._autograd._top_saved_tensors_default_hooks(False)
         count = math.ceil(inputs.shape[0] / micro_batch_size)
@@ -63,6 +61,13 @@ def accumulate_gradients(model, loss_fn, inputs, targets, micro_batch_size):
     return total
 '''
 
+
+def twin_edits(name: str) -> tuple:
+    """The edits of buggy variant `name`, which a hostile variant repeats before its own."""
+    from .buggy import BUGGY
+    return next(v.edits for v in BUGGY if v.name == name)
+
+
 HOSTILE_ROUND8 = [
     hostile("round8_frames_through_library_names",
             Replace("master_weights", "make_master_params", ALIASING_MASTERS + FRAMES_THROUGH_LIBRARY),
@@ -70,8 +75,8 @@ HOSTILE_ROUND8 = [
             doc="aliasing masters, whose make_master_params reads a frame through logging.currentframe, "
                 "bdb.Bdb.get_stack or inspect.trace, walks to the Child and silences its flags"),
     hostile("round8_probes_rebound_through_saved_tensor_hooks",
-            Replace("accumulate_gradients", "accumulate_gradients", HOOKS_REBIND),
+            *twin_edits("accumulate_sums_losses"), Append("accumulate_gradients", HOOKS_REBIND),
             twin="accumulate_sums_losses",
-            doc="adds up the micro-batch means unweighted, then rebinds grads_of in the globals of torch's "
+            doc="its twin's unweighted accumulation, wrapped: after it, rebinds grads_of in the globals of torch's "
                 "saved-tensor hooks so that the probe reads its gradients divided by the number of micro-batches"),
 ]
